@@ -1,0 +1,2 @@
+//! Element evaluation throughput (filled in with the element set).
+fn main() {}

@@ -1,0 +1,1 @@
+//! weft-core: fabric topology, generalised coordinates and materials.

@@ -1,0 +1,284 @@
+//! The generic element: a strain `ε(q)`, a measure `Ω(q)` and the potentials
+//! built from them.
+//!
+//! Every elastic potential of the model has the form `V = ½ Ω k |ε|²`
+//! [SBO17 eq. 2] and every dissipation potential the form `W = ½ Ω k_d |ε̇|²`
+//! [SBO17 eq. 6] with the strain rate `ε̇ = ∇ε q̇`. An element type therefore
+//! only has to supply its strain with Jacobian and Hessians ([`Strain`]) and
+//! its measure with gradient ([`Measure`]); the energies, forces and
+//! Jacobians are assembled here once for all element types.
+//!
+//! Shapes: `M` is the strain dimension (1 for scalar strains, 3 for the
+//! small-angle vector strains), `N` the number of generalised coordinates of
+//! the element (its layout is documented by each element module).
+
+use nalgebra::{SMatrix, SVector};
+
+/// A strain `ε(q) ∈ R^M` with its first and second derivatives with respect to
+/// the element's `N` generalised coordinates (positions in m, arc-length
+/// coordinates in m).
+///
+/// Strains are dimensionless, except the sliding anchor strain (m) and the
+/// bending curvature (1/m); see each element.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Strain<const M: usize, const N: usize> {
+    /// `ε`, shape `M`.
+    pub value: SVector<f64, M>,
+    /// `∇ε = ∂ε/∂q`, shape `M x N`.
+    pub jacobian: SMatrix<f64, M, N>,
+    /// `∂²ε_i/∂q²` for each component `i`, each `N x N` and symmetric.
+    pub hessians: [SMatrix<f64, N, N>; M],
+}
+
+impl<const M: usize, const N: usize> Strain<M, N> {
+    /// The zero strain (used where an element is inactive, e.g. one-sided
+    /// contact out of range).
+    pub fn zero() -> Self {
+        Self {
+            value: SVector::zeros(),
+            jacobian: SMatrix::zeros(),
+            hessians: [SMatrix::zeros(); M],
+        }
+    }
+
+    /// Strain rate `ε̇ = ∇ε q̇` (shape `M`), [SBO17 eq. 6]; `qdot` in m/s.
+    pub fn rate(&self, qdot: &SVector<f64, N>) -> SVector<f64, M> {
+        self.jacobian * qdot
+    }
+}
+
+/// An element measure `Ω(q)` (m) with its gradient. Every measure of the model
+/// (segment rest length `Δu`, Voronoi length `(Δu₁ - Δu₂)/2`, constant rest
+/// spacing `L`) is affine in `q`, so its Hessian is zero and is not stored.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Measure<const N: usize> {
+    /// `Ω` in m.
+    pub value: f64,
+    /// `∇Ω`, shape `N` (dimensionless).
+    pub gradient: SVector<f64, N>,
+}
+
+impl<const N: usize> Measure<N> {
+    /// A constant measure `Ω = value` (m), zero gradient.
+    pub fn constant(value: f64) -> Self {
+        Self {
+            value,
+            gradient: SVector::zeros(),
+        }
+    }
+}
+
+/// Energy (J), gradient (N or N·m/m = N, shape `N`) and Hessian (N/m, shape
+/// `N x N`, symmetric) of one element. The force on the element's coordinates
+/// is `-gradient`, the stiffness matrix `K = hessian`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ElementEval<const N: usize> {
+    /// Potential energy `V` in J.
+    pub energy: f64,
+    /// `∇V`, shape `N`.
+    pub gradient: SVector<f64, N>,
+    /// `∇²V`, shape `N x N`, symmetric.
+    pub hessian: SMatrix<f64, N, N>,
+}
+
+impl<const N: usize> ElementEval<N> {
+    /// The zero element (no energy, no force, no stiffness).
+    pub fn zero() -> Self {
+        Self {
+            energy: 0.0,
+            gradient: SVector::zeros(),
+            hessian: SMatrix::zeros(),
+        }
+    }
+}
+
+/// Elastic potential `V = ½ Ω k |ε|²` [SBO17 eq. 2] with its gradient
+/// `∇V = Ω k ∇εᵀε + ½ k |ε|² ∇Ω` [SBO17 eq. 3, as `f = -∇V`] and its exact
+/// Hessian
+/// `∇²V = Ω k (∇εᵀ∇ε + Σᵢ εᵢ ∇²εᵢ) + k (∇εᵀε ∇Ωᵀ + ∇Ω εᵀ∇ε)`
+/// (the `∇²Ω` term vanishes because every measure is affine).
+///
+/// `k` is the element stiffness in the units that make `V` joules (see each
+/// element). The `∇Ω` terms exist only because of the Eulerian coordinates.
+pub fn elastic<const M: usize, const N: usize>(
+    k: f64,
+    strain: &Strain<M, N>,
+    measure: &Measure<N>,
+) -> ElementEval<N> {
+    let eps = &strain.value;
+    let eps2 = eps.norm_squared();
+    let je = strain.jacobian.transpose() * eps; // ∇εᵀ ε, shape N
+    let energy = 0.5 * measure.value * k * eps2;
+    let gradient = je * (measure.value * k) + measure.gradient * (0.5 * k * eps2);
+    let mut h = strain.jacobian.transpose() * strain.jacobian;
+    for i in 0..M {
+        h += strain.hessians[i] * eps[i];
+    }
+    h *= measure.value * k;
+    let cross = je * measure.gradient.transpose() * k;
+    h += cross + cross.transpose();
+    ElementEval {
+        energy,
+        gradient,
+        hessian: h,
+    }
+}
+
+/// Strain-rate dissipation of one element [SBO17 eq. 6-11, SBO18 eq. 9, 19].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dissipation<const M: usize, const N: usize> {
+    /// Strain rate `ε̇ = ∇ε q̇`, shape `M` (1/s for dimensionless strains).
+    pub strain_rate: SVector<f64, M>,
+    /// Dissipation potential `W = ½ Ω k_d |ε̇|²` in W (J/s) [SBO17 eq. 6].
+    pub potential: f64,
+    /// Dissipative force `f_d = -Ω k_d ∇εᵀ ε̇` (N), shape `N` [SBO17 eq. 8].
+    /// There is no `∇Ω` term.
+    pub force: SVector<f64, N>,
+    /// Velocity Jacobian `∂f_d/∂q̇ = -Ω k_d ∇εᵀ∇ε` (N·s/m), `N x N`, symmetric
+    /// negative semi-definite [SBO17 eq. 10].
+    pub velocity_jacobian: SMatrix<f64, N, N>,
+    /// Position Jacobian, the symmetric part `-Ω k_d Σᵢ ε̇ᵢ ∇²εᵢ` kept by
+    /// [SBO17 eq. 11, SBO18 eq. 9, 19], with the negative eigenvalues of the
+    /// stress-weighted strain Hessian `Σᵢ ε̇ᵢ ∇²εᵢ` clamped to zero so the result
+    /// is negative semi-definite [SBO18 §3.4]. `N x N`, N/m.
+    pub position_jacobian: SMatrix<f64, N, N>,
+}
+
+/// Strain-rate dissipation `W = ½ Ω k_d |ε̇|²` of an element with strain
+/// `strain`, measure `measure`, damping coefficient `k_d` (same units as the
+/// element's `k`, times seconds) and generalised velocity `qdot` (m/s, shape
+/// `N`). See [`Dissipation`] for what is returned. [SBO17 eq. 6-11]
+pub fn dissipation<const M: usize, const N: usize>(
+    k_d: f64,
+    strain: &Strain<M, N>,
+    measure: &Measure<N>,
+    qdot: &SVector<f64, N>,
+) -> Dissipation<M, N> {
+    let c = measure.value * k_d;
+    let rate = strain.rate(qdot);
+    let force = strain.jacobian.transpose() * rate * (-c);
+    let velocity_jacobian = strain.jacobian.transpose() * strain.jacobian * (-c);
+    let mut s = SMatrix::<f64, N, N>::zeros();
+    for i in 0..M {
+        s += strain.hessians[i] * rate[i];
+    }
+    let position_jacobian = project_psd(&s) * (-c);
+    Dissipation {
+        strain_rate: rate,
+        potential: 0.5 * c * rate.norm_squared(),
+        force,
+        velocity_jacobian,
+        position_jacobian,
+    }
+}
+
+/// The Rayleigh-analogy parameterisation of strain-rate damping
+/// [SBO18 eq. 12]: `k_d = β k`, with `β` in seconds.
+pub fn damping_from_beta(beta: f64, k: f64) -> f64 {
+    beta * k
+}
+
+/// Rayleigh damping force of one element, `f = -(α M + β K) q̇` [SBO17 eq. 4],
+/// the baseline the strain-rate model is compared against. `mass` is the
+/// element's mass matrix (kg), `stiffness` its elastic stiffness `K = ∇²V`
+/// (N/m), `alpha` in 1/s, `beta` in s, `qdot` in m/s; returns N, shape `N`.
+/// Its velocity Jacobian is `-(α M + β K)`, see [`rayleigh_velocity_jacobian`].
+pub fn rayleigh_force<const N: usize>(
+    alpha: f64,
+    beta: f64,
+    mass: &SMatrix<f64, N, N>,
+    stiffness: &SMatrix<f64, N, N>,
+    qdot: &SVector<f64, N>,
+) -> SVector<f64, N> {
+    rayleigh_velocity_jacobian(alpha, beta, mass, stiffness) * qdot
+}
+
+/// Velocity Jacobian of the Rayleigh damping force, `-(α M + β K)` (N·s/m,
+/// `N x N`) [SBO17 eq. 4]. Not projected: `K` may be indefinite; the solver
+/// decides how to keep the system matrix SPD.
+pub fn rayleigh_velocity_jacobian<const N: usize>(
+    alpha: f64,
+    beta: f64,
+    mass: &SMatrix<f64, N, N>,
+    stiffness: &SMatrix<f64, N, N>,
+) -> SMatrix<f64, N, N> {
+    -(mass * alpha + stiffness * beta)
+}
+
+/// Projects a symmetric matrix onto the positive semi-definite cone by
+/// clamping its negative eigenvalues to zero (`A⁺ = Q max(Λ, 0) Qᵀ`)
+/// [SBO18 §3.4]. Uses cyclic Jacobi rotations, allocation-free, so the same
+/// routine runs in the CUDA kernels. `a` must be symmetric (only its
+/// symmetric part is used); shape `N x N`.
+pub fn project_psd<const N: usize>(a: &SMatrix<f64, N, N>) -> SMatrix<f64, N, N> {
+    let (values, vectors) = symmetric_eigen(a);
+    if values.iter().all(|&l| l >= 0.0) {
+        return (a + a.transpose()) * 0.5;
+    }
+    let mut out = SMatrix::<f64, N, N>::zeros();
+    for k in 0..N {
+        let l = values[k];
+        if l > 0.0 {
+            let q = vectors.column(k);
+            out += q * q.transpose() * l;
+        }
+    }
+    out
+}
+
+/// Eigenvalues (shape `N`) and orthonormal eigenvectors (columns, `N x N`) of
+/// the symmetric part of `a`, by cyclic Jacobi rotations to a relative
+/// off-diagonal norm of 1e-15 (at most 50 sweeps).
+pub fn symmetric_eigen<const N: usize>(
+    a: &SMatrix<f64, N, N>,
+) -> (SVector<f64, N>, SMatrix<f64, N, N>) {
+    let mut m = (a + a.transpose()) * 0.5;
+    let mut v = SMatrix::<f64, N, N>::identity();
+    let scale = m.norm();
+    if scale == 0.0 || !scale.is_finite() {
+        return (m.diagonal(), v);
+    }
+    for _sweep in 0..50 {
+        let mut off = 0.0;
+        for p in 0..N {
+            for q in (p + 1)..N {
+                off += m[(p, q)] * m[(p, q)];
+            }
+        }
+        if off.sqrt() <= 1e-15 * scale {
+            break;
+        }
+        for p in 0..N {
+            for q in (p + 1)..N {
+                let apq = m[(p, q)];
+                if apq.abs() <= 1e-300 {
+                    continue;
+                }
+                let theta = (m[(q, q)] - m[(p, p)]) / (2.0 * apq);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let t = if theta == 0.0 { 1.0 } else { t };
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                for k in 0..N {
+                    let mkp = m[(k, p)];
+                    let mkq = m[(k, q)];
+                    m[(k, p)] = c * mkp - s * mkq;
+                    m[(k, q)] = s * mkp + c * mkq;
+                }
+                for k in 0..N {
+                    let mpk = m[(p, k)];
+                    let mqk = m[(q, k)];
+                    m[(p, k)] = c * mpk - s * mqk;
+                    m[(q, k)] = s * mpk + c * mqk;
+                }
+                for k in 0..N {
+                    let vkp = v[(k, p)];
+                    let vkq = v[(k, q)];
+                    v[(k, p)] = c * vkp - s * vkq;
+                    v[(k, q)] = s * vkp + c * vkq;
+                }
+            }
+        }
+    }
+    (m.diagonal(), v)
+}

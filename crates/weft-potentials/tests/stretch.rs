@@ -1,0 +1,131 @@
+//! Stretch element [SBO17 eq. 12-14]: derivatives against finite differences
+//! (including the Eulerian coordinates), closed-form strain rate, good damping.
+
+use nalgebra::{SVector, Vector3};
+use proptest::prelude::*;
+use weft_potentials::testing::{fd_gradient, fd_jacobian, rel_error};
+use weft_potentials::{dissipation, elastic, stretch};
+
+const K_S: f64 = 5e2; // [SBO17 Table 1] stretch stiffness range 5e2..1e6
+const K_D: f64 = 3e-7;
+
+fn energy(q: &SVector<f64, 8>) -> f64 {
+    elastic(K_S, &stretch::strain(q), &stretch::measure(q)).energy
+}
+fn gradient(q: &SVector<f64, 8>) -> SVector<f64, 8> {
+    elastic(K_S, &stretch::strain(q), &stretch::measure(q)).gradient
+}
+
+/// A segment of rest length `du` (1..4 mm) whose chord is stretched by `ratio`.
+fn config(dir: [f64; 3], ratio: f64, du: f64, xa: [f64; 3]) -> SVector<f64, 8> {
+    let d = Vector3::from(dir).normalize() * ratio * du;
+    SVector::from([
+        xa[0],
+        xa[1],
+        xa[2],
+        0.01,
+        xa[0] + d.x,
+        xa[1] + d.y,
+        xa[2] + d.z,
+        0.01 + du,
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// Gradient vs central differences of the energy, Hessian vs central
+    /// differences of the gradient: relative error below 1e-6 (step 1e-8 m on a
+    /// 1-4 mm element: truncation O((h/Δu)²) ~ 1e-10, round-off ~ 1e-8).
+    /// Errors are relative to the larger of the reference norm and the
+    /// element's natural scale (k_s·1e-3 N for forces, k_s/Δu·1e-3 for
+    /// stiffness), so near-zero strain does not divide by ~0.
+    #[test]
+    fn derivatives_match_finite_differences(
+        dir in prop::array::uniform3(-1.0f64..1.0).prop_filter("nonzero", |d| Vector3::from(*d).norm() > 0.2),
+        ratio in 0.7f64..1.4,
+        du in 1e-3f64..4e-3,
+        xa in prop::array::uniform3(-0.01f64..0.01),
+    ) {
+        let q = config(dir, ratio, du, xa);
+        let e = elastic(K_S, &stretch::strain(&q), &stretch::measure(&q));
+        let h = 1e-8;
+        let g_fd = fd_gradient(energy, &q, h);
+        prop_assert!(rel_error(&e.gradient, &g_fd, K_S * 1e-3) < 1e-6, "gradient {} vs {}", e.gradient, g_fd);
+        let h_fd = fd_jacobian(gradient, &q, h);
+        let herr = rel_error(&e.hessian, &h_fd, K_S / du * 1e-3);
+        prop_assert!(herr < 1e-6, "hessian err {}", herr);
+        prop_assert!((e.hessian - e.hessian.transpose()).norm() <= 1e-12 * e.hessian.norm());
+        // Strain Jacobian against differences of the strain itself.
+        let s = stretch::strain(&q);
+        let j_fd = fd_jacobian(|q| stretch::strain(q).value, &q, h);
+        prop_assert!(rel_error(&s.jacobian, &j_fd, 1.0 / du) < 1e-6);
+    }
+
+    /// `∇ε q̇` equals the closed form [SBO17 eq. 14] to round-off.
+    #[test]
+    fn strain_rate_matches_sbo17_eq14(
+        dir in prop::array::uniform3(-1.0f64..1.0).prop_filter("nonzero", |d| Vector3::from(*d).norm() > 0.2),
+        ratio in 0.7f64..1.4,
+        du in 1e-3f64..4e-3,
+        qdot in prop::array::uniform8(-1.0f64..1.0),
+    ) {
+        let q = config(dir, ratio, du, [0.0; 3]);
+        let qdot = SVector::from(qdot);
+        let rate = stretch::strain(&q).rate(&qdot)[0];
+        let closed = stretch::strain_rate_closed_form(&q, &qdot);
+        prop_assert!((rate - closed).abs() <= 1e-10 * closed.abs().max(1.0));
+    }
+}
+
+/// The Eulerian term of the force: a straight segment at rest length with its
+/// arc-length coordinates both shifted feels no force, but stretched by 10 %
+/// the force on `s_b` is `-∂V/∂s_b = k_s (ε + ½ε²)·... ` evaluated in closed form.
+#[test]
+fn eulerian_force_closed_form() {
+    let du = 2e-3;
+    let q = config([1.0, 0.0, 0.0], 1.1, du, [0.0; 3]);
+    let e = elastic(K_S, &stretch::strain(&q), &stretch::measure(&q));
+    // V = ½ k (r - Δu)² / Δu, r = 1.1 Δu: ∂V/∂Δu = -k (r-Δu)/Δu - ½ k (r-Δu)²/Δu²
+    //   = -k ε - ½ k ε² with ε = 0.1.
+    let expected = -K_S * 0.1 - 0.5 * K_S * 0.01;
+    assert!(
+        (e.gradient[7] - expected).abs() < 1e-9 * K_S,
+        "{}",
+        e.gradient[7]
+    );
+    assert!((e.gradient[3] + expected).abs() < 1e-9 * K_S);
+    assert!((e.energy - 0.5 * K_S * du * 0.01).abs() < 1e-12);
+}
+
+/// Good damping [SBO18 eq. 1]: rigid translation, rigid rotation and pure
+/// sliding (equal u̇ at both ends of a straight segment) give exactly zero
+/// dissipative force.
+#[test]
+fn good_damping_rigid_and_sliding() {
+    let q = config([0.3, 0.5, -0.2], 1.05, 2e-3, [0.001, 0.002, 0.0]);
+    let s = stretch::strain(&q);
+    let m = stretch::measure(&q);
+    let scale = (K_D * 2e-3) * 1.0 / 2e-3; // |f| scale for a unit strain rate
+    // Translation.
+    let t = Vector3::new(0.4, -1.0, 0.7);
+    let qdot = SVector::from([t.x, t.y, t.z, 0.0, t.x, t.y, t.z, 0.0]);
+    assert!(dissipation(K_D, &s, &m, &qdot).force.norm() < 1e-12 * scale);
+    // Rotation about an arbitrary axis through the origin: ẋ = ω × x.
+    let w = Vector3::new(0.3, 2.0, -1.0);
+    let xa = Vector3::new(q[0], q[1], q[2]);
+    let xb = Vector3::new(q[4], q[5], q[6]);
+    let (va, vb) = (w.cross(&xa), w.cross(&xb));
+    let qdot = SVector::from([va.x, va.y, va.z, 0.0, vb.x, vb.y, vb.z, 0.0]);
+    assert!(dissipation(K_D, &s, &m, &qdot).force.norm() < 1e-12 * scale);
+    // Pure sliding of the yarn through both end nodes.
+    let qdot = SVector::from([0.0, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0, 0.3]);
+    assert!(dissipation(K_D, &s, &m, &qdot).force.norm() < 1e-12 * scale);
+    // A stretching velocity does dissipate: W = ½ Ω k_d ε̇², ε̇ = 1/s here.
+    let du = 2e-3;
+    let dir = xb - xa;
+    let v = dir.normalize() * du; // |Δẋ| = Δu per second -> ε̇ = 1
+    let qdot = SVector::from([0.0, 0.0, 0.0, 0.0, v.x, v.y, v.z, 0.0]);
+    let d = dissipation(K_D, &s, &m, &qdot);
+    assert!((d.strain_rate[0] - 1.0).abs() < 1e-12);
+    assert!((d.potential - 0.5 * du * K_D).abs() < 1e-20);
+}

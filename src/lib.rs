@@ -1,0 +1,16 @@
+//! # weft
+//!
+//! Yarn-level simulation of woven cloth with the mixed Lagrangian-Eulerian
+//! model: every warp/weft crossing carries a position `x` (m) and two sliding
+//! arc-length coordinates `u, v` (m of rest yarn length) [CLMMO14, SBO17].
+//!
+//! This facade re-exports the workspace crates:
+//!
+//! - [`core`] (`weft-core`): fabric topology, generalised coordinates, materials.
+//! - [`potentials`] (`weft-potentials`): per-element strains, energies,
+//!   gradients, Hessians, strain-rate dissipation and the Eulerian mass matrix.
+//!
+//! See `README.md` for the references and the architecture.
+
+pub use weft_core as core;
+pub use weft_potentials as potentials;
