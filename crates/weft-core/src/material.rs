@@ -1,0 +1,189 @@
+//! Yarn materials: physical parameters, their validation and the calibration
+//! of DESIGN §2.
+//!
+//! Stiffnesses are the element stiffnesses `k` of `V = ½ Ω k |ε|²`
+//! [SBO17 eq. 2], calibrated so that they are the beam-theory rigidities of
+//! the yarn: `stretch_stiffness = k_s = E π R²` (axial rigidity EA, N) and
+//! `bending_stiffness = k_b = E π R⁴ / 4` (flexural rigidity EI, N·m²). With
+//! these, a straight yarn obeys beam theory (DESIGN §2).
+
+use crate::error::ModelError;
+
+/// Coulomb friction of the sliding anchors at crossings (DESIGN §2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Friction {
+    /// Friction coefficient μ (dimensionless), ≥ 0.
+    pub mu: f64,
+    /// Anchor spring stiffness `k_f` (N/m), ≥ 0; 0 disables the anchors.
+    pub anchor_stiffness: f64,
+}
+
+/// Strain-rate damping coefficients `k_d` per deformation mode, in the units
+/// of the mode's stiffness times seconds [SBO17 eq. 6].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ModeCoefficients {
+    /// Stretch (N·s).
+    pub stretch: f64,
+    /// Bending (N·m²·s).
+    pub bending: f64,
+    /// Crossing shear (N·s).
+    pub shear: f64,
+    /// Parallel-yarn contact (N·s).
+    pub contact: f64,
+}
+
+/// Damping model of a material (DESIGN §3, scene key `damping.model`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Damping {
+    /// No damping (baseline).
+    None,
+    /// Strain-rate dissipation potentials `W = ½ Ω k_d |ε̇|²` with `k_d` given
+    /// per mode [SBO17 eq. 6].
+    StrainRate(ModeCoefficients),
+    /// Strain-rate dissipation parameterised by the Rayleigh analogy
+    /// `k_d = β k` per mode, β in seconds [SBO18 eq. 12].
+    StrainRateBeta(ModeCoefficients),
+    /// Rayleigh damping `f = -(α M + β K) q̇` [SBO17 eq. 4]: `alpha` in 1/s,
+    /// `beta` in s. A baseline: it damps rigid motion.
+    Rayleigh {
+        /// Mass-proportional coefficient α (1/s).
+        alpha: f64,
+        /// Stiffness-proportional coefficient β (s).
+        beta: f64,
+    },
+}
+
+/// Physical parameters of a yarn material. SI units.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Material {
+    /// Name used by objects to refer to it.
+    pub name: String,
+    /// Yarn radius R (m), > 0.
+    pub radius: f64,
+    /// Volumetric density ρ (kg/m³), ≥ 0; the linear density is ρπR².
+    pub density: f64,
+    /// Stretch stiffness `k_s = E π R²` (N) [SBO17 eq. 12-13].
+    pub stretch_stiffness: f64,
+    /// Bending stiffness `k_b = E π R⁴/4` (N·m²) [SBO17 eq. 15-16].
+    pub bending_stiffness: f64,
+    /// Crossing shear stiffness `k_x` (N) [SBO17 eq. 22-23].
+    pub shear_stiffness: f64,
+    /// Parallel-yarn contact stiffness `k_c` (N) [CLMMO14].
+    pub contact_stiffness: f64,
+    /// Sliding friction at crossings.
+    pub friction: Friction,
+    /// Damping model.
+    pub damping: Damping,
+}
+
+impl Material {
+    /// The example cotton of DESIGN §8 (R = 0.25 mm, ρ = 130 kg/m³,
+    /// k_s = 500 N, k_b = 1e-5 N·m², lower end of [SBO17 Table 1]; friction
+    /// μ = 0.3, k_f = 100 N/m; strain-rate stretch damping 3e-7 N·s).
+    pub fn example_cotton() -> Self {
+        Self {
+            name: "cotton".into(),
+            radius: 0.25e-3,
+            density: 130.0,
+            stretch_stiffness: 500.0,
+            bending_stiffness: 1e-5,
+            shear_stiffness: 0.0,
+            contact_stiffness: 0.0,
+            friction: Friction {
+                mu: 0.3,
+                anchor_stiffness: 100.0,
+            },
+            damping: Damping::StrainRate(ModeCoefficients {
+                stretch: 3e-7,
+                ..Default::default()
+            }),
+        }
+    }
+
+    /// A material from Young's modulus `e` (Pa), radius `radius` (m) and
+    /// density (kg/m³): `k_s = E π R²`, `k_b = E π R⁴ / 4` (DESIGN §2);
+    /// shear, contact, friction and damping zero.
+    pub fn from_young_modulus(name: &str, e: f64, radius: f64, density: f64) -> Self {
+        let area = std::f64::consts::PI * radius * radius;
+        Self {
+            name: name.into(),
+            radius,
+            density,
+            stretch_stiffness: e * area,
+            bending_stiffness: e * area * radius * radius / 4.0,
+            shear_stiffness: 0.0,
+            contact_stiffness: 0.0,
+            friction: Friction {
+                mu: 0.0,
+                anchor_stiffness: 0.0,
+            },
+            damping: Damping::None,
+        }
+    }
+
+    /// Linear density `ρ_l = ρ π R²` (kg/m).
+    pub fn linear_density(&self) -> f64 {
+        self.density * std::f64::consts::PI * self.radius * self.radius
+    }
+
+    /// Strain-rate damping coefficients `k_d` per mode (zero for `None` and
+    /// `Rayleigh`); the β form is resolved as `k_d = β k` [SBO18 eq. 12].
+    pub fn strain_rate_coefficients(&self) -> ModeCoefficients {
+        match &self.damping {
+            Damping::StrainRate(c) => *c,
+            Damping::StrainRateBeta(b) => ModeCoefficients {
+                stretch: b.stretch * self.stretch_stiffness,
+                bending: b.bending * self.bending_stiffness,
+                shear: b.shear * self.shear_stiffness,
+                contact: b.contact * self.contact_stiffness,
+            },
+            Damping::None | Damping::Rayleigh { .. } => ModeCoefficients::default(),
+        }
+    }
+
+    /// Checks every parameter: radius positive, everything else non-negative,
+    /// all finite.
+    ///
+    /// # Errors
+    /// [`ModelError::InvalidMaterial`] naming the material and the field.
+    pub fn validate(&self) -> Result<(), ModelError> {
+        let bad = |field: &'static str, expected: &'static str, value: f64| {
+            Err(ModelError::InvalidMaterial {
+                material: self.name.clone(),
+                field,
+                expected,
+                value,
+            })
+        };
+        if !(self.radius.is_finite() && self.radius > 0.0) {
+            return bad("radius", "positive and finite (m)", self.radius);
+        }
+        let mut checks: Vec<(&'static str, f64)> = vec![
+            ("density", self.density),
+            ("stretch_stiffness", self.stretch_stiffness),
+            ("bending_stiffness", self.bending_stiffness),
+            ("shear_stiffness", self.shear_stiffness),
+            ("contact_stiffness", self.contact_stiffness),
+            ("friction.mu", self.friction.mu),
+            ("friction.anchor_stiffness", self.friction.anchor_stiffness),
+        ];
+        match &self.damping {
+            Damping::None => {}
+            Damping::StrainRate(c) | Damping::StrainRateBeta(c) => checks.extend([
+                ("damping.stretch", c.stretch),
+                ("damping.bending", c.bending),
+                ("damping.shear", c.shear),
+                ("damping.contact", c.contact),
+            ]),
+            Damping::Rayleigh { alpha, beta } => {
+                checks.extend([("damping.alpha", *alpha), ("damping.beta", *beta)])
+            }
+        }
+        for (field, value) in checks {
+            if !(value.is_finite() && value >= 0.0) {
+                return bad(field, "non-negative and finite", value);
+            }
+        }
+        Ok(())
+    }
+}
