@@ -148,21 +148,41 @@ pub struct Dissipation<const M: usize, const N: usize> {
 /// `strain`, measure `measure`, damping coefficient `k_d` (same units as the
 /// element's `k`, times seconds) and generalised velocity `qdot` (m/s, shape
 /// `N`). See [`Dissipation`] for what is returned. [SBO17 eq. 6-11]
+///
+/// The stress-weighted strain Hessian `Σᵢ ε̇ᵢ ∇²εᵢ` is clamped by the generic
+/// [`project_psd`]; elements with a closed-form clamp use
+/// [`dissipation_with_clamp`] instead.
 pub fn dissipation<const M: usize, const N: usize>(
     k_d: f64,
     strain: &Strain<M, N>,
     measure: &Measure<N>,
     qdot: &SVector<f64, N>,
 ) -> Dissipation<M, N> {
+    dissipation_with_clamp(k_d, strain, measure, qdot, |rate| {
+        let mut s = SMatrix::<f64, N, N>::zeros();
+        for i in 0..M {
+            s += strain.hessians[i] * rate[i];
+        }
+        project_psd(&s)
+    })
+}
+
+/// As [`dissipation`], with the PSD projection of the stress-weighted strain
+/// Hessian `(Σᵢ ε̇ᵢ ∇²εᵢ)⁺` supplied by `clamped_stress_hessian(ε̇)` (an
+/// element-specific closed form). The position Jacobian is
+/// `-Ω k_d (Σᵢ ε̇ᵢ ∇²εᵢ)⁺` [SBO18 eq. 9, 19, §3.4].
+pub fn dissipation_with_clamp<const M: usize, const N: usize>(
+    k_d: f64,
+    strain: &Strain<M, N>,
+    measure: &Measure<N>,
+    qdot: &SVector<f64, N>,
+    clamped_stress_hessian: impl FnOnce(&SVector<f64, M>) -> SMatrix<f64, N, N>,
+) -> Dissipation<M, N> {
     let c = measure.value * k_d;
     let rate = strain.rate(qdot);
     let force = strain.jacobian.transpose() * rate * (-c);
     let velocity_jacobian = strain.jacobian.transpose() * strain.jacobian * (-c);
-    let mut s = SMatrix::<f64, N, N>::zeros();
-    for i in 0..M {
-        s += strain.hessians[i] * rate[i];
-    }
-    let position_jacobian = project_psd(&s) * (-c);
+    let position_jacobian = clamped_stress_hessian(&rate) * (-c);
     Dissipation {
         strain_rate: rate,
         potential: 0.5 * c * rate.norm_squared(),

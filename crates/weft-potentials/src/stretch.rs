@@ -7,7 +7,7 @@
 //! `Δu = s_b - s_a > 0`; measure `Ω = Δu`; stiffness `k_s = E π R²` (N), the
 //! axial rigidity `EA`. Energy `V = ½ k_s Δu (|Δx|/Δu - 1)²` (J).
 
-use crate::element::{Measure, Strain};
+use crate::element::{Dissipation, Measure, Strain, dissipation_with_clamp};
 use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 
 /// Number of generalised coordinates of a stretch element.
@@ -60,6 +60,70 @@ pub fn strain(q: &SVector<f64, DOFS>) -> Strain<1, DOFS> {
         jacobian: jac,
         hessians: [hes],
     }
+}
+
+/// Scatters a symmetric 4x4 matrix over the reduced variables `y = (Δx, Δu)`
+/// to the 8 element coordinates: block `(a, b)` is `σ_a σ_b H_y` with
+/// `σ = (-1, +1)` for nodes (a, b).
+fn scatter_reduced(h_y: &SMatrix<f64, 4, 4>) -> SMatrix<f64, DOFS, DOFS> {
+    let mut h = SMatrix::<f64, DOFS, DOFS>::zeros();
+    for a in 0..2 {
+        for b in 0..2 {
+            let sab = SIGN[a] * SIGN[b];
+            for i in 0..4 {
+                for j in 0..4 {
+                    h[(4 * a + i, 4 * b + j)] = sab * h_y[(i, j)];
+                }
+            }
+        }
+    }
+    h
+}
+
+/// Strain-rate dissipation of a stretch element [SBO17 eq. 6-11] with the
+/// closed-form clamp of the stress-weighted strain Hessian `ε̇ ∇²ε`
+/// [SBO18 §3.4]: in the reduced variables `(Δx, Δu)` the Hessian splits into
+/// the two chord-normal directions (eigenvalue `ε̇/(|Δx| Δu)`) and a 2x2 block
+/// on (chord direction, `Δu`), `ε̇ [[0, -1/Δu²], [-1/Δu², 2|Δx|/Δu³]]`, which
+/// always has one eigenvalue of each sign. The reduced map has orthogonal rows
+/// of equal norm, so clamping there equals clamping the full 8x8 matrix.
+/// `k_d` in N·s, `qdot` in m/s (layout in the module docs).
+pub fn dissipation(
+    k_d: f64,
+    q: &SVector<f64, DOFS>,
+    qdot: &SVector<f64, DOFS>,
+) -> Dissipation<1, DOFS> {
+    let s = strain(q);
+    let m = measure(q);
+    dissipation_with_clamp(k_d, &s, &m, qdot, |rate| {
+        let rate = rate[0];
+        let dx = Vector3::new(q[4] - q[0], q[5] - q[1], q[6] - q[2]);
+        let du = q[7] - q[3];
+        let r = dx.norm();
+        let n = dx / r;
+        let mut h_y = SMatrix::<f64, 4, 4>::zeros();
+        let perp = rate / (r * du);
+        if perp > 0.0 {
+            h_y.fixed_view_mut::<3, 3>(0, 0)
+                .copy_from(&((Matrix3::identity() - n * n.transpose()) * perp));
+        }
+        // [[0, b], [b, c]] has eigenvalues c/2 ± sqrt(c²/4 + b²), eigenvector (b, μ).
+        let (b, c) = (-1.0 / (du * du), 2.0 * r / (du * du * du));
+        let root = (0.25 * c * c + b * b).sqrt();
+        let mu = if rate > 0.0 {
+            0.5 * c + root
+        } else {
+            0.5 * c - root
+        };
+        let lambda = rate * mu; // the positive eigenvalue of rate·block
+        if lambda > 0.0 {
+            let norm = (b * b + mu * mu).sqrt();
+            let (v0, v1) = (b / norm, mu / norm);
+            let v = nalgebra::Vector4::new(v0 * n.x, v0 * n.y, v0 * n.z, v1);
+            h_y += v * v.transpose() * lambda;
+        }
+        scatter_reduced(&h_y)
+    })
 }
 
 /// Measure `Ω = Δu = s_b - s_a` (m) with its gradient [SBO17 eq. 13].

@@ -129,3 +129,25 @@ fn good_damping_rigid_and_sliding() {
     assert!((d.strain_rate[0] - 1.0).abs() < 1e-12);
     assert!((d.potential - 0.5 * du * K_D).abs() < 1e-20);
 }
+
+proptest! {
+    /// The closed-form clamp equals the generic eigen-projection of the full
+    /// 8x8 stress-weighted Hessian to 1e-9 relative, and is NSD.
+    #[test]
+    fn closed_form_clamp_equals_generic(
+        dir in prop::array::uniform3(-1.0f64..1.0).prop_filter("nonzero", |d| Vector3::from(*d).norm() > 0.2),
+        ratio in 0.7f64..1.4,
+        du in 1e-3f64..4e-3,
+        qdot in prop::array::uniform8(-1.0f64..1.0),
+    ) {
+        let q = config(dir, ratio, du, [0.0; 3]);
+        let qdot = SVector::from(qdot);
+        let fast = stretch::dissipation(K_D, &q, &qdot);
+        let generic = dissipation(K_D, &stretch::strain(&q), &stretch::measure(&q), &qdot);
+        let scale = generic.position_jacobian.norm().max(1e-30);
+        prop_assert!((fast.position_jacobian - generic.position_jacobian).norm() <= 1e-9 * scale);
+        prop_assert!((fast.force - generic.force).norm() <= 1e-12 * generic.force.norm().max(1e-30));
+        let (l, _) = weft_potentials::element::symmetric_eigen(&fast.position_jacobian);
+        prop_assert!(l.max() <= 1e-12 * scale);
+    }
+}
