@@ -16,6 +16,7 @@
 //! `DESIGN.md` (e.g. [SBO17 eq. 12]).
 
 pub mod element;
+pub mod inertia;
 pub mod stretch;
 pub mod testing;
 
