@@ -15,8 +15,12 @@
 //! are metres of rest yarn length. Sources are cited by the keys of
 //! `DESIGN.md` (e.g. [SBO17 eq. 12]).
 
+pub mod contact;
 pub mod element;
+pub mod friction;
+pub mod gravity;
 pub mod inertia;
+pub mod shear;
 pub mod stretch;
 pub mod testing;
 
