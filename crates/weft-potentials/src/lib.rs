@@ -15,6 +15,7 @@
 //! are metres of rest yarn length. Sources are cited by the keys of
 //! `DESIGN.md` (e.g. [SBO17 eq. 12]).
 
+pub mod bending;
 pub mod contact;
 pub mod element;
 pub mod friction;
