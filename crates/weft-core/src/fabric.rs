@@ -107,7 +107,7 @@ pub struct Segment {
     /// Material index.
     pub material: usize,
     /// Rest spacing `L` (m): the segment's rest length at construction, used
-    /// as the measure of the parallel-contact element [CLMMO14].
+    /// as the measure of the parallel-contact element \[CLMMO14\].
     pub rest_spacing: f64,
 }
 

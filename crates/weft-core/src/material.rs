@@ -68,7 +68,7 @@ pub struct Material {
     pub bending_stiffness: f64,
     /// Crossing shear stiffness `k_x` (N) [SBO17 eq. 22-23].
     pub shear_stiffness: f64,
-    /// Parallel-yarn contact stiffness `k_c` (N) [CLMMO14].
+    /// Parallel-yarn contact stiffness `k_c` (N) \[CLMMO14\].
     pub contact_stiffness: f64,
     /// Sliding friction at crossings.
     pub friction: Friction,

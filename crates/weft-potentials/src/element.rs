@@ -227,7 +227,7 @@ pub fn rayleigh_velocity_jacobian<const N: usize>(
 
 /// Projects a symmetric matrix onto the positive semi-definite cone by
 /// clamping its negative eigenvalues to zero (`A⁺ = Q max(Λ, 0) Qᵀ`)
-/// [SBO18 §3.4]. Uses cyclic Jacobi rotations, allocation-free, so the same
+/// [SBO18 §3.4]. Uses [`symmetric_eigen`], allocation-free, so the same
 /// routine runs in the CUDA kernels. `a` must be symmetric (only its
 /// symmetric part is used); shape `N x N`.
 pub fn project_psd<const N: usize>(a: &SMatrix<f64, N, N>) -> SMatrix<f64, N, N> {
@@ -247,58 +247,147 @@ pub fn project_psd<const N: usize>(a: &SMatrix<f64, N, N>) -> SMatrix<f64, N, N>
 }
 
 /// Eigenvalues (shape `N`) and orthonormal eigenvectors (columns, `N x N`) of
-/// the symmetric part of `a`, by cyclic Jacobi rotations to a relative
-/// off-diagonal norm of 1e-15 (at most 50 sweeps).
+/// the symmetric part of `a`: Householder reduction to tridiagonal form
+/// followed by the implicit QL algorithm with Wilkinson-type shifts (the
+/// classic `tred2`/`tql2` pair), allocation-free and generic over `N` so the
+/// CUDA kernels can run the same routine. Eigenvalues are not sorted. A
+/// matrix with non-finite entries gives non-finite output. Plane rotations use
+/// `sqrt(f² + g²)` rather than `hypot` (several times faster; entries beyond
+/// 1e150 in magnitude would overflow, far outside any element's range).
 pub fn symmetric_eigen<const N: usize>(
     a: &SMatrix<f64, N, N>,
 ) -> (SVector<f64, N>, SMatrix<f64, N, N>) {
-    let mut m = (a + a.transpose()) * 0.5;
-    let mut v = SMatrix::<f64, N, N>::identity();
-    let scale = m.norm();
-    if scale == 0.0 || !scale.is_finite() {
-        return (m.diagonal(), v);
+    let mut z = (a + a.transpose()) * 0.5;
+    let mut d = SVector::<f64, N>::zeros();
+    let mut e = SVector::<f64, N>::zeros();
+    if N == 0 {
+        return (d, z);
     }
-    for _sweep in 0..50 {
-        let mut off = 0.0;
-        for p in 0..N {
-            for q in (p + 1)..N {
-                off += m[(p, q)] * m[(p, q)];
+    // Householder tridiagonalisation; z accumulates the transformation.
+    for i in (1..N).rev() {
+        let l = i - 1;
+        let mut h = 0.0;
+        if l > 0 {
+            let scale: f64 = (0..=l).map(|k| z[(i, k)].abs()).sum();
+            if scale == 0.0 {
+                e[i] = z[(i, l)];
+            } else {
+                for k in 0..=l {
+                    z[(i, k)] /= scale;
+                    h += z[(i, k)] * z[(i, k)];
+                }
+                let f = z[(i, l)];
+                let g = if f >= 0.0 { -h.sqrt() } else { h.sqrt() };
+                e[i] = scale * g;
+                h -= f * g;
+                z[(i, l)] = f - g;
+                let mut f = 0.0;
+                for j in 0..=l {
+                    z[(j, i)] = z[(i, j)] / h;
+                    let mut g = 0.0;
+                    for k in 0..=j {
+                        g += z[(j, k)] * z[(i, k)];
+                    }
+                    for k in (j + 1)..=l {
+                        g += z[(k, j)] * z[(i, k)];
+                    }
+                    e[j] = g / h;
+                    f += e[j] * z[(i, j)];
+                }
+                let hh = f / (h + h);
+                for j in 0..=l {
+                    let f = z[(i, j)];
+                    let g = e[j] - hh * f;
+                    e[j] = g;
+                    for k in 0..=j {
+                        z[(j, k)] -= f * e[k] + g * z[(i, k)];
+                    }
+                }
+            }
+        } else {
+            e[i] = z[(i, l)];
+        }
+        d[i] = h;
+    }
+    d[0] = 0.0;
+    e[0] = 0.0;
+    for i in 0..N {
+        if d[i] != 0.0 {
+            for j in 0..i {
+                let mut g = 0.0;
+                for k in 0..i {
+                    g += z[(i, k)] * z[(k, j)];
+                }
+                for k in 0..i {
+                    z[(k, j)] -= g * z[(k, i)];
+                }
             }
         }
-        if off.sqrt() <= 1e-15 * scale {
-            break;
-        }
-        for p in 0..N {
-            for q in (p + 1)..N {
-                let apq = m[(p, q)];
-                if apq.abs() <= 1e-300 {
-                    continue;
-                }
-                let theta = (m[(q, q)] - m[(p, p)]) / (2.0 * apq);
-                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
-                let t = if theta == 0.0 { 1.0 } else { t };
-                let c = 1.0 / (t * t + 1.0).sqrt();
-                let s = t * c;
-                for k in 0..N {
-                    let mkp = m[(k, p)];
-                    let mkq = m[(k, q)];
-                    m[(k, p)] = c * mkp - s * mkq;
-                    m[(k, q)] = s * mkp + c * mkq;
-                }
-                for k in 0..N {
-                    let mpk = m[(p, k)];
-                    let mqk = m[(q, k)];
-                    m[(p, k)] = c * mpk - s * mqk;
-                    m[(q, k)] = s * mpk + c * mqk;
-                }
-                for k in 0..N {
-                    let vkp = v[(k, p)];
-                    let vkq = v[(k, q)];
-                    v[(k, p)] = c * vkp - s * vkq;
-                    v[(k, q)] = s * vkp + c * vkq;
-                }
-            }
+        d[i] = z[(i, i)];
+        z[(i, i)] = 1.0;
+        for j in 0..i {
+            z[(j, i)] = 0.0;
+            z[(i, j)] = 0.0;
         }
     }
-    (m.diagonal(), v)
+    // Implicit QL on the tridiagonal matrix (diagonal d, off-diagonal e).
+    for i in 1..N {
+        e[i - 1] = e[i];
+    }
+    e[N - 1] = 0.0;
+    for l in 0..N {
+        let mut iterations = 0;
+        loop {
+            let mut m = l;
+            while m + 1 < N {
+                let dd = d[m].abs() + d[m + 1].abs();
+                if e[m].abs() <= f64::EPSILON * dd {
+                    break;
+                }
+                m += 1;
+            }
+            if m == l || iterations >= 60 || !e[l].is_finite() {
+                break;
+            }
+            iterations += 1;
+            let mut g = (d[l + 1] - d[l]) / (2.0 * e[l]);
+            let mut r = (g * g + 1.0).sqrt();
+            g = d[m] - d[l] + e[l] / (g + r.copysign(g));
+            let (mut s, mut c, mut p) = (1.0, 1.0, 0.0);
+            let mut i = m;
+            let mut deflated = false;
+            while i > l {
+                i -= 1;
+                let f = s * e[i];
+                let b = c * e[i];
+                r = (f * f + g * g).sqrt();
+                e[i + 1] = r;
+                if r == 0.0 {
+                    d[i + 1] -= p;
+                    e[m] = 0.0;
+                    deflated = true;
+                    break;
+                }
+                s = f / r;
+                c = g / r;
+                g = d[i + 1] - p;
+                r = (d[i] - g) * s + 2.0 * c * b;
+                p = s * r;
+                d[i + 1] = g + p;
+                g = c * r - b;
+                for k in 0..N {
+                    let f = z[(k, i + 1)];
+                    z[(k, i + 1)] = s * z[(k, i)] + c * f;
+                    z[(k, i)] = c * z[(k, i)] - s * f;
+                }
+            }
+            if deflated {
+                continue;
+            }
+            d[l] -= p;
+            e[l] = g;
+            e[m] = 0.0;
+        }
+    }
+    (d, z)
 }

@@ -652,35 +652,63 @@ fn beam_theory_calibration_on_arcs() {
 
 /// The selector and the wrappers agree with the underlying strains:
 /// [`bending::strain`] picks the vector strain strictly below the threshold,
-/// and [`bending::energy`] / [`bending::damping`] equal `elastic` /
-/// `dissipation` of that strain exactly.
+/// [`bending::energy`] equals `elastic` of that strain exactly, and
+/// [`bending::damping`] equals `dissipation` of it in strain rate, potential,
+/// force and velocity Jacobian exactly. Its position Jacobian is clamped in the
+/// 7 reduced variables instead of the 12 coordinates, so it is checked by what
+/// any valid clamp must satisfy: `-PJ/(Ω k_d)` is PSD and differs from the raw
+/// stress-weighted Hessian `Σ ε̇_k ∇²ε_k` by a PSD matrix (the clamp only
+/// removes negative curvature), eigenvalues ≥ -1e-10 of the scale.
 #[test]
 fn selector_and_wrappers() {
     let qdot = Q::from([
         0.1, -0.2, 0.3, 0.01, 0.2, 0.1, -0.1, 0.02, -0.3, 0.2, 0.1, 0.0,
     ]);
+    fn check<const M: usize>(
+        got: &weft_potentials::Dissipation<M, 12>,
+        s: &weft_potentials::Strain<M, 12>,
+        m: &weft_potentials::Measure<12>,
+        qdot: &Q,
+    ) {
+        let want = dissipation(K_D, s, m, qdot);
+        assert_eq!(got.strain_rate, want.strain_rate);
+        assert_eq!(got.potential, want.potential);
+        assert_eq!(got.force, want.force);
+        assert_eq!(got.velocity_jacobian, want.velocity_jacobian);
+        let c = m.value * K_D;
+        let clamped = -got.position_jacobian / c;
+        let mut raw = SMatrix::<f64, 12, 12>::zeros();
+        for k in 0..M {
+            raw += s.hessians[k] * want.strain_rate[k];
+        }
+        let scale = raw.norm().max(1e-300);
+        assert!((clamped - clamped.transpose()).norm() <= 1e-12 * scale);
+        let (l, _) = weft_potentials::element::symmetric_eigen(&clamped);
+        assert!(l.min() >= -1e-10 * scale, "clamped not PSD: {}", l.min());
+        let (l, _) = weft_potentials::element::symmetric_eigen(&(clamped - raw));
+        assert!(
+            l.min() >= -1e-10 * scale,
+            "clamp added negative curvature: {}",
+            l.min()
+        );
+    }
     for deg in [0.0, 4.0, 5.001, 6.0, 100.0] {
         let q = planar(f64::to_radians(deg));
         let m = bending::measure(&q);
         let e = bending::energy(K_B, &q, TH);
         let d = bending::damping(K_D, &q, &qdot, TH);
-        match bending::strain(&q, TH) {
-            BendingStrain::Vector(s) => {
+        match (bending::strain(&q, TH), d) {
+            (BendingStrain::Vector(s), BendingDissipation::Vector(d)) => {
                 assert!(deg < 5.0);
                 assert_eq!(e, elastic(K_B, &s, &m));
-                assert_eq!(
-                    d,
-                    BendingDissipation::Vector(dissipation(K_D, &s, &m, &qdot))
-                );
+                check(&d, &s, &m, &qdot);
             }
-            BendingStrain::Scalar(s) => {
+            (BendingStrain::Scalar(s), BendingDissipation::Scalar(d)) => {
                 assert!(deg >= 5.0);
                 assert_eq!(e, elastic(K_B, &s, &m));
-                assert_eq!(
-                    d,
-                    BendingDissipation::Scalar(dissipation(K_D, &s, &m, &qdot))
-                );
+                check(&d, &s, &m, &qdot);
             }
+            _ => panic!("strain and damping selected different forms at {deg}°"),
         }
     }
     let _: SMatrix<f64, 12, 12> =

@@ -1,4 +1,4 @@
-//! Parallel-yarn contact [CLMMO14]: derivatives against finite differences on
+//! Parallel-yarn contact \[CLMMO14\]: derivatives against finite differences on
 //! both sides of the contact threshold `Δu = d`, closed-form energy, `C¹`
 //! continuity, the direction of the force, and good damping.
 

@@ -1,4 +1,4 @@
-//! Gravity of a segment [CLMMO14]: exact derivatives including the Eulerian
+//! Gravity of a segment \[CLMMO14\]: exact derivatives including the Eulerian
 //! part, total force, lifting energy, sign convention.
 
 use nalgebra::{SVector, Vector3};
