@@ -1,0 +1,7 @@
+//! # weft-solver
+//!
+//! Implicit time integration of yarn-level woven cloth (DESIGN §5-§6):
+//! assembly of forces and the system matrix `M - h ∂f/∂q̇ - h² ∂f/∂q` into a
+//! 5x5 block compressed-sparse-row matrix, preconditioned conjugate gradients
+//! with a block-Jacobi preconditioner, backward Euler with Newton's method and
+//! a line search, adaptive time steps, colliders and self-collision.
