@@ -5,3 +5,11 @@
 //! 5x5 block compressed-sparse-row matrix, preconditioned conjugate gradients
 //! with a block-Jacobi preconditioner, backward Euler with Newton's method and
 //! a line search, adaptive time steps, colliders and self-collision.
+
+pub mod assembly;
+pub mod bsr;
+pub mod integrator;
+pub mod pcg;
+
+pub use assembly::{Assembler, Energies};
+pub use integrator::{Handle, Rejection, Settings, Simulation, SolverError, StepStats};

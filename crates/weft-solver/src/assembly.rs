@@ -1,0 +1,643 @@
+//! Assembly of the backward-Euler residual and system matrix (DESIGN §5, §7).
+//!
+//! For one Newton iterate `v` (generalised velocities at the end of the step,
+//! m/s) with `q = q_n + h v`, the assembler computes
+//!
+//! - the residual `R = M(q_n)(v - v_n) - h f(q, v)` (N·s), where `f` holds
+//!   elastic, gravity, strain-rate or Rayleigh damping, friction-anchor and
+//!   Euler-Lagrange inertia forces (`∇_q T - Ṁ q̇`, [SBO17 eq. 1]);
+//! - the system matrix `A = M(q_n) - h ∂f/∂q̇ - h² ∂f/∂q` in 5x5 block CSR.
+//!   Its elastic part is the exact energy Hessian, its damping parts the
+//!   symmetric, clamped Jacobians of \[SBO17 eq. 10-11\]. The Euler-Lagrange
+//!   inertia terms enter the residual only: their Jacobians are not symmetric
+//!   and are small (`h|u̇|/Δu` relative to `M`), so Newton is inexact there.
+//!
+//! The mass matrix is the Eulerian segment mass of DESIGN §4 evaluated at the
+//! start of the step, plus lumped point masses on positions.
+//!
+//! Parallelism: the elements of each type are coloured once so that no two
+//! elements of a colour share a node; each colour is evaluated in parallel
+//! and writes straight into its own blocks through a precomputed
+//! element-to-block scatter map (no hashing, sorting or atomics per step).
+
+use crate::bsr::{B, Block, BlockSparse};
+use nalgebra::{SMatrix, SVector, Vector3};
+use rayon::prelude::*;
+use weft_core::{Damping, Fabric, Family, ModeCoefficients};
+use weft_potentials::{bending, contact, elastic, friction, gravity, inertia, shear, stretch};
+
+/// Per-material constants used by the element loops.
+#[derive(Clone, Debug)]
+struct MaterialParams {
+    k_s: f64,
+    k_b: f64,
+    k_c: f64,
+    k_f: f64,
+    mu: f64,
+    radius: f64,
+    rho_l: f64,
+    /// Strain-rate damping coefficients (zero unless the model is strain-rate).
+    kd: ModeCoefficients,
+    /// Rayleigh `(α, β)` if the material uses Rayleigh damping.
+    rayleigh: Option<(f64, f64)>,
+}
+
+/// Energies and dissipation at one state.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Energies {
+    /// Kinetic energy `½ q̇ᵀ M(q) q̇` (J).
+    pub kinetic: f64,
+    /// Elastic energy: stretch, bending, shear, contact and friction anchors (J).
+    pub elastic: f64,
+    /// Gravitational potential energy (J), zero at the origin.
+    pub gravity: f64,
+    /// Dissipated power of the damping model at this state (W):
+    /// `Σ 2W` for strain-rate potentials, `q̇ᵀ(αM + βK)q̇` for Rayleigh.
+    pub dissipation_power: f64,
+}
+
+impl std::ops::Add for Energies {
+    type Output = Energies;
+    fn add(self, o: Energies) -> Energies {
+        Energies {
+            kinetic: self.kinetic + o.kinetic,
+            elastic: self.elastic + o.elastic,
+            gravity: self.gravity + o.gravity,
+            dissipation_power: self.dissipation_power + o.dissipation_power,
+        }
+    }
+}
+
+/// Largest stretch strain seen in an assembly, and where.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StrainPeak {
+    /// `max |ε|` over stretch elements.
+    pub value: f64,
+    /// Index of that segment in `fabric.elements.segments`.
+    pub segment: usize,
+}
+
+/// A raw pointer that rayon closures may share. Safety rests on the element
+/// colouring: within one colour no two elements write the same block or the
+/// same vector entry.
+#[derive(Clone, Copy)]
+struct Shared<T>(*mut T);
+unsafe impl<T> Send for Shared<T> {}
+unsafe impl<T> Sync for Shared<T> {}
+impl<T> Shared<T> {
+    fn ptr(self) -> *mut T {
+        self.0
+    }
+}
+
+/// Greedy colouring: element `e` touches `nodes(e)`; returns the element
+/// indices of each colour.
+fn colour(count: usize, node_count: usize, nodes: impl Fn(usize) -> Vec<usize>) -> Vec<Vec<u32>> {
+    let mut used: Vec<u64> = vec![0; node_count];
+    let mut colours: Vec<Vec<u32>> = Vec::new();
+    for e in 0..count {
+        let ns = nodes(e);
+        let mask = ns.iter().fold(0u64, |m, &n| m | used[n]);
+        let c = (!mask).trailing_zeros() as usize;
+        assert!(c < 64, "element colouring needs more than 64 colours");
+        for &n in &ns {
+            used[n] |= 1 << c;
+        }
+        if colours.len() <= c {
+            colours.resize(c + 1, Vec::new());
+        }
+        colours[c].push(e as u32);
+    }
+    colours
+}
+
+/// The assembler: the fabric, per-material parameters, the matrix pattern,
+/// the element-to-block scatter maps and the element colourings, all built
+/// once.
+pub struct Assembler {
+    /// The fabric being simulated.
+    pub fabric: Fabric,
+    params: Vec<MaterialParams>,
+    shear: Vec<shear::Shear>,
+    /// Gravitational acceleration (m/s²).
+    pub gravity: Vector3<f64>,
+    /// Small-angle switch for bending (rad).
+    pub bending_threshold: f64,
+    /// The system matrix (pattern fixed, values rewritten every assembly).
+    pub matrix: BlockSparse,
+    seg_blocks: Vec<[u32; 4]>,
+    bend_blocks: Vec<[u32; 9]>,
+    shear_blocks: Vec<[u32; 9]>,
+    seg_colours: Vec<Vec<u32>>,
+    bend_colours: Vec<Vec<u32>>,
+    shear_colours: Vec<Vec<u32>>,
+}
+
+/// Friction normal force floor (N) used for anchors (weft-potentials default).
+const NORMAL_FORCE_FLOOR: f64 = friction::MIN_NORMAL_FORCE;
+
+impl Assembler {
+    /// Builds the pattern, scatter maps, colourings and per-element
+    /// parameters for `fabric` under gravity `gravity` (m/s²).
+    pub fn new(fabric: Fabric, gravity: Vector3<f64>) -> Self {
+        let n = fabric.node_count();
+        let el = &fabric.elements;
+        let mut pairs = Vec::new();
+        for s in &el.segments {
+            pairs.push((s.a, s.b));
+        }
+        for b in &el.bending {
+            pairs.extend([(b.center, b.next), (b.center, b.prev), (b.next, b.prev)]);
+        }
+        for x in &el.shear {
+            pairs.extend([
+                (x.crossing, x.warp_neighbor),
+                (x.crossing, x.weft_neighbor),
+                (x.warp_neighbor, x.weft_neighbor),
+            ]);
+        }
+        let matrix = BlockSparse::from_pairs(n, pairs);
+        let idx = |i: usize, j: usize| matrix.index(i, j).expect("pair in pattern") as u32;
+        let blocks2 =
+            |ns: [usize; 2]| -> [u32; 4] { std::array::from_fn(|k| idx(ns[k / 2], ns[k % 2])) };
+        let blocks3 =
+            |ns: [usize; 3]| -> [u32; 9] { std::array::from_fn(|k| idx(ns[k / 3], ns[k % 3])) };
+        let seg_blocks = el.segments.iter().map(|s| blocks2([s.a, s.b])).collect();
+        let bend_blocks = el
+            .bending
+            .iter()
+            .map(|b| blocks3([b.center, b.next, b.prev]))
+            .collect();
+        let shear_blocks = el
+            .shear
+            .iter()
+            .map(|x| blocks3([x.crossing, x.warp_neighbor, x.weft_neighbor]))
+            .collect();
+        let seg_colours = colour(el.segments.len(), n, |e| {
+            vec![el.segments[e].a, el.segments[e].b]
+        });
+        let bend_colours = colour(el.bending.len(), n, |e| {
+            let b = &el.bending[e];
+            vec![b.center, b.next, b.prev]
+        });
+        let shear_colours = colour(el.shear.len(), n, |e| {
+            let x = &el.shear[e];
+            vec![x.crossing, x.warp_neighbor, x.weft_neighbor]
+        });
+        let params: Vec<MaterialParams> = fabric
+            .materials
+            .iter()
+            .map(|m| MaterialParams {
+                k_s: m.stretch_stiffness,
+                k_b: m.bending_stiffness,
+                k_c: m.contact_stiffness,
+                k_f: m.friction.anchor_stiffness,
+                mu: m.friction.mu,
+                radius: m.radius,
+                rho_l: m.linear_density(),
+                kd: m.strain_rate_coefficients(),
+                rayleigh: match m.damping {
+                    Damping::Rayleigh { alpha, beta } => Some((alpha, beta)),
+                    _ => None,
+                },
+            })
+            .collect();
+        let shear = el
+            .shear
+            .iter()
+            .map(|x| {
+                let m = &fabric.materials[x.material];
+                let jam = shear::Jamming::from_geometry(m.radius, x.rest_spacing).ok();
+                let kd = params[x.material].kd.shear;
+                shear::Shear::new(
+                    m.shear_stiffness,
+                    kd,
+                    x.rest_spacing,
+                    shear::SMALL_ANGLE_THRESHOLD,
+                    jam,
+                )
+                .or_else(|_| {
+                    shear::Shear::new(
+                        m.shear_stiffness,
+                        kd,
+                        x.rest_spacing,
+                        shear::SMALL_ANGLE_THRESHOLD,
+                        None,
+                    )
+                })
+                .expect("validated material gives valid shear parameters")
+            })
+            .collect();
+        Self {
+            fabric,
+            params,
+            shear,
+            gravity,
+            bending_threshold: bending::DEFAULT_THRESHOLD,
+            matrix,
+            seg_blocks,
+            bend_blocks,
+            shear_blocks,
+            seg_colours,
+            bend_colours,
+            shear_colours,
+        }
+    }
+
+    /// Number of generalised coordinates (`5 n`).
+    pub fn dofs(&self) -> usize {
+        B * self.fabric.node_count()
+    }
+
+    /// Assembles the residual `R = M(q_n)(v - v_n) - h f(q_n + h v, v)` into
+    /// `residual` (length `5 n`, N·s; fixed DOFs not masked) and, if
+    /// `with_matrix`, the system matrix into [`Assembler::matrix`].
+    /// `anchors` are the friction anchor positions (m), one per
+    /// `fabric.elements.anchors` entry. Returns the energies at
+    /// `(q_n + h v, v)` (kinetic with `M(q_n)`) and the largest stretch strain.
+    #[allow(clippy::too_many_arguments)]
+    pub fn assemble(
+        &mut self,
+        q_n: &[f64],
+        v_n: &[f64],
+        v: &[f64],
+        h: f64,
+        anchors: &[f64],
+        residual: &mut [f64],
+        with_matrix: bool,
+    ) -> (Energies, StrainPeak) {
+        let q: Vec<f64> = q_n.par_iter().zip(v).map(|(a, b)| a + h * b).collect();
+        residual.par_iter_mut().for_each(|r| *r = 0.0);
+        if with_matrix {
+            self.matrix.set_zero();
+        }
+        let vals = Shared(self.matrix.values.as_mut_ptr());
+        let res = Shared(residual.as_mut_ptr());
+        let f = &self.fabric;
+        let el = &f.elements;
+        let params = &self.params;
+        let g = self.gravity;
+        let threshold = self.bending_threshold;
+
+        // Segments: mass, inertia, stretch, contact, gravity.
+        let mut total = Energies::default();
+        let mut peak = StrainPeak::default();
+        for colour in &self.seg_colours {
+            let (e, p) = colour
+                .par_iter()
+                .map(|&ei| {
+                    let s = &el.segments[ei as usize];
+                    let mp = &params[s.material];
+                    let slot = s.family.slot();
+                    let map = seg_map(slot);
+                    let gq = |x: &[f64]| -> SVector<f64, 8> { gather(x, &[s.a, s.b], &map) };
+                    let (qe, ve, qne, vne) = (gq(&q), gq(v), gq(q_n), gq(v_n));
+                    let mut en = Energies::default();
+                    let mut fe = SVector::<f64, 8>::zeros();
+                    let mut ae = SMatrix::<f64, 8, 8>::zeros();
+                    // Mass at q_n: R += M (v - v_n), A += M.
+                    let m = inertia::mass_matrix(mp.rho_l, &qne);
+                    let mut re = m * (ve - vne);
+                    ae += m;
+                    en.kinetic += 0.5 * ve.dot(&(m * ve));
+                    fe += inertia::inertia_force(mp.rho_l, &qe, &ve);
+                    // Stretch.
+                    let st = stretch::strain(&qe);
+                    let sm = stretch::measure(&qe);
+                    let ev = elastic(mp.k_s, &st, &sm);
+                    en.elastic += ev.energy;
+                    fe -= ev.gradient;
+                    ae += ev.hessian * (h * h);
+                    if mp.kd.stretch > 0.0 {
+                        let d = stretch::dissipation(mp.kd.stretch, &qe, &ve);
+                        fe += d.force;
+                        ae -= d.velocity_jacobian * h + d.position_jacobian * (h * h);
+                        en.dissipation_power += 2.0 * d.potential;
+                    }
+                    if let Some((alpha, beta)) = mp.rayleigh {
+                        let c = m * alpha + ev.hessian * beta;
+                        let fd = c * ve;
+                        fe -= fd;
+                        ae += c * h;
+                        en.dissipation_power += ve.dot(&fd);
+                    }
+                    // Parallel-yarn contact on (s_a, s_b).
+                    if mp.k_c > 0.0 {
+                        let qc = SVector::from([qe[3], qe[7]]);
+                        let cs = contact::strain(&qc, 2.0 * mp.radius, s.rest_spacing);
+                        let cm = contact::measure(s.rest_spacing);
+                        let ec = elastic(mp.k_c, &cs, &cm);
+                        en.elastic += ec.energy;
+                        let mut fc = -ec.gradient;
+                        let mut ac = ec.hessian * (h * h);
+                        if mp.kd.contact > 0.0 {
+                            let vc = SVector::from([ve[3], ve[7]]);
+                            let d = weft_potentials::dissipation(mp.kd.contact, &cs, &cm, &vc);
+                            fc += d.force;
+                            ac -= d.velocity_jacobian * h + d.position_jacobian * (h * h);
+                            en.dissipation_power += 2.0 * d.potential;
+                        }
+                        for (i, li) in [3usize, 7].into_iter().enumerate() {
+                            fe[li] += fc[i];
+                            for (j, lj) in [3usize, 7].into_iter().enumerate() {
+                                ae[(li, lj)] += ac[(i, j)];
+                            }
+                        }
+                    }
+                    // Gravity.
+                    let gv = gravity::potential(&qe, mp.rho_l, &g);
+                    en.gravity += gv.energy;
+                    fe -= gv.gradient;
+                    ae += gv.hessian * (h * h);
+                    re -= fe * h;
+                    // SAFETY: colouring — no other element of this colour
+                    // touches nodes a or b.
+                    unsafe {
+                        scatter_vec(res.ptr(), &[s.a, s.b], &map, &re);
+                        if with_matrix {
+                            scatter_mat(vals.ptr(), &self.seg_blocks[ei as usize], 2, &map, &ae);
+                        }
+                    }
+                    (
+                        en,
+                        StrainPeak {
+                            value: st.value[0].abs(),
+                            segment: ei as usize,
+                        },
+                    )
+                })
+                .reduce(
+                    || (Energies::default(), StrainPeak::default()),
+                    |a, b| (a.0 + b.0, if b.1.value > a.1.value { b.1 } else { a.1 }),
+                );
+            total = total + e;
+            if p.value > peak.value {
+                peak = p;
+            }
+        }
+
+        // Bending.
+        for colour in &self.bend_colours {
+            let e = colour
+                .par_iter()
+                .map(|&ei| {
+                    let b = &el.bending[ei as usize];
+                    let mp = &params[b.material];
+                    let map = bend_map(b.family.slot());
+                    let nodes = [b.center, b.next, b.prev];
+                    let qe: SVector<f64, 12> = gather(&q, &nodes, &map);
+                    let ve: SVector<f64, 12> = gather(v, &nodes, &map);
+                    let mut en = Energies::default();
+                    let ev = bending::energy(mp.k_b, &qe, threshold);
+                    en.elastic += ev.energy;
+                    let mut fe = -ev.gradient;
+                    let mut ae = ev.hessian * (h * h);
+                    if mp.kd.bending > 0.0 {
+                        let d = bending::damping(mp.kd.bending, &qe, &ve, threshold);
+                        fe += d.force();
+                        ae -= d.velocity_jacobian() * h + d.position_jacobian() * (h * h);
+                        en.dissipation_power += 2.0 * d.potential();
+                    }
+                    if let Some((_, beta)) = mp.rayleigh {
+                        let fd = ev.hessian * ve * beta;
+                        fe -= fd;
+                        ae += ev.hessian * (beta * h);
+                        en.dissipation_power += ve.dot(&fd);
+                    }
+                    let re = -fe * h;
+                    // SAFETY: colouring, as above.
+                    unsafe {
+                        scatter_vec(res.ptr(), &nodes, &map, &re);
+                        if with_matrix {
+                            scatter_mat(vals.ptr(), &self.bend_blocks[ei as usize], 3, &map, &ae);
+                        }
+                    }
+                    en
+                })
+                .reduce(Energies::default, |a, b| a + b);
+            total = total + e;
+        }
+
+        // Crossing shear (positions only).
+        for colour in &self.shear_colours {
+            let e = colour
+                .par_iter()
+                .map(|&ei| {
+                    let x = &el.shear[ei as usize];
+                    let sh = &self.shear[ei as usize];
+                    let mp = &params[x.material];
+                    let map = shear_map();
+                    let nodes = [x.crossing, x.warp_neighbor, x.weft_neighbor];
+                    let qe: SVector<f64, 9> = gather(&q, &nodes, &map);
+                    let ve: SVector<f64, 9> = gather(v, &nodes, &map);
+                    let mut en = Energies::default();
+                    if sh.k == 0.0 && sh.k_d == 0.0 {
+                        return en;
+                    }
+                    let ev = sh.elastic(&qe);
+                    en.elastic += ev.energy;
+                    let mut fe = -ev.gradient;
+                    let mut ae = ev.hessian * (h * h);
+                    if sh.k_d > 0.0 {
+                        let d = sh.dissipation(&qe, &ve);
+                        fe += d.force();
+                        ae -= d.velocity_jacobian() * h + d.position_jacobian() * (h * h);
+                        en.dissipation_power += 2.0 * d.potential();
+                    }
+                    if let Some((_, beta)) = mp.rayleigh {
+                        let fd = ev.hessian * ve * beta;
+                        fe -= fd;
+                        ae += ev.hessian * (beta * h);
+                        en.dissipation_power += ve.dot(&fd);
+                    }
+                    let re = -fe * h;
+                    // SAFETY: colouring, as above.
+                    unsafe {
+                        scatter_vec(res.ptr(), &nodes, &map, &re);
+                        if with_matrix {
+                            scatter_mat(vals.ptr(), &self.shear_blocks[ei as usize], 3, &map, &ae);
+                        }
+                    }
+                    en
+                })
+                .reduce(Energies::default, |a, b| a + b);
+            total = total + e;
+        }
+
+        // Friction anchors (one DOF each; anchors on one node never share a
+        // slot, and this loop is serial: it is O(n) and cheap).
+        for (k, an) in el.anchors.iter().enumerate() {
+            let mp = &params[an.material];
+            if mp.k_f == 0.0 {
+                continue;
+            }
+            let d = B * an.node + an.family.slot();
+            let stretch_ = q[d] - anchors[k];
+            total.elastic += 0.5 * mp.k_f * stretch_ * stretch_;
+            residual[d] += h * mp.k_f * stretch_;
+            if with_matrix {
+                let blk = &mut self.matrix.values[self.matrix.diag[an.node]];
+                let s = an.family.slot();
+                blk[s][s] += h * h * mp.k_f;
+            }
+        }
+
+        // Point masses on positions.
+        for (node, &pm) in f.point_mass.iter().enumerate() {
+            if pm == 0.0 {
+                continue;
+            }
+            for c in 0..3 {
+                let d = B * node + c;
+                residual[d] += pm * (v[d] - v_n[d]) - h * pm * g[c];
+                total.kinetic += 0.5 * pm * v[d] * v[d];
+                total.gravity -= pm * g[c] * q[d];
+                if with_matrix {
+                    self.matrix.values[self.matrix.diag[node]][c][c] += pm;
+                }
+                if let Some((alpha, _)) = f.node_yarns[node][0]
+                    .or(f.node_yarns[node][1])
+                    .and_then(|y| params[f.yarns[y].material].rayleigh)
+                {
+                    residual[d] += h * alpha * pm * v[d];
+                    total.dissipation_power += alpha * pm * v[d] * v[d];
+                    if with_matrix {
+                        self.matrix.values[self.matrix.diag[node]][c][c] += h * alpha * pm;
+                    }
+                }
+            }
+        }
+        (total, peak)
+    }
+
+    /// Updates the friction anchors after an accepted step (DESIGN §2,
+    /// stick/slip): the crossing's normal force is estimated from the
+    /// tensions `k_s ε` of the adjacent segments and the plain-weave crimp
+    /// ([`friction::crossing_normal_force`]); nodes off a crossing use the
+    /// floor force.
+    pub fn update_anchors(&self, q: &[f64], anchors: &mut [f64]) {
+        let f = &self.fabric;
+        let tension = |node: usize, family: Family| -> (f64, f64) {
+            // Mean tension and mean chord of the node's segments on that yarn.
+            let Some(y) = f.node_yarns[node][family.index()] else {
+                return (0.0, 0.0);
+            };
+            let yarn = &f.yarns[y];
+            let i = yarn
+                .nodes
+                .iter()
+                .position(|&n| n == node)
+                .expect("node on yarn");
+            let k_s = self.params[yarn.material].k_s;
+            let (mut t, mut l, mut c) = (0.0, 0.0, 0.0f64);
+            for (a, b) in [(i.wrapping_sub(1), i), (i, i + 1)] {
+                if a < yarn.nodes.len() && b < yarn.nodes.len() {
+                    let (na, nb) = (yarn.nodes[a], yarn.nodes[b]);
+                    let dx = Vector3::new(
+                        q[B * nb] - q[B * na],
+                        q[B * nb + 1] - q[B * na + 1],
+                        q[B * nb + 2] - q[B * na + 2],
+                    );
+                    let du = q[B * nb + family.slot()] - q[B * na + family.slot()];
+                    t += k_s * (dx.norm() / du - 1.0);
+                    l += dx.norm();
+                    c += 1.0;
+                }
+            }
+            (t / c.max(1.0), l / c.max(1.0))
+        };
+        for (k, an) in f.elements.anchors.iter().enumerate() {
+            let mp = &self.params[an.material];
+            if mp.k_f == 0.0 {
+                continue;
+            }
+            let fn_ = if let [Some(_), Some(_)] = f.node_yarns[an.node] {
+                let side = f.crimp[an.node] as f64;
+                let (tw, lw) = tension(an.node, Family::Warp);
+                let (tf, lf) = tension(an.node, Family::Weft);
+                let warp = friction::YarnAtCrossing::plain(tw, side, lw.max(1e-12));
+                let weft = friction::YarnAtCrossing::plain(tf, -side, lf.max(1e-12));
+                friction::crossing_normal_force(&warp, &weft, mp.radius, NORMAL_FORCE_FLOOR)
+            } else {
+                NORMAL_FORCE_FLOOR
+            };
+            let s = q[B * an.node + an.family.slot()];
+            anchors[k] = friction::update_anchor(s, anchors[k], mp.k_f, mp.mu, fn_);
+        }
+    }
+}
+
+/// Local-to-node map of a segment: `(local node, slot)` for the 8 element
+/// coordinates `[x_a, s_a, x_b, s_b]`.
+fn seg_map(slot: usize) -> [(usize, usize); 8] {
+    [
+        (0, 0),
+        (0, 1),
+        (0, 2),
+        (0, slot),
+        (1, 0),
+        (1, 1),
+        (1, 2),
+        (1, slot),
+    ]
+}
+
+/// Local-to-node map of a bending element `[x_0, s_0, x_1, s_1, x_2, s_2]`.
+fn bend_map(slot: usize) -> [(usize, usize); 12] {
+    std::array::from_fn(|i| (i / 4, if i % 4 == 3 { slot } else { i % 4 }))
+}
+
+/// Local-to-node map of a shear element `[x_0, x_a, x_b]`.
+fn shear_map() -> [(usize, usize); 9] {
+    std::array::from_fn(|i| (i / 3, i % 3))
+}
+
+fn gather<const N: usize>(
+    x: &[f64],
+    nodes: &[usize],
+    map: &[(usize, usize); N],
+) -> SVector<f64, N> {
+    SVector::from_fn(|i, _| {
+        let (n, s) = map[i];
+        x[B * nodes[n] + s]
+    })
+}
+
+/// Adds `local` into the global vector at `ptr`.
+///
+/// # Safety
+/// `ptr` must point to a vector of length `5 n` covering `nodes`, and no
+/// other thread may write these entries concurrently.
+unsafe fn scatter_vec<const N: usize>(
+    ptr: *mut f64,
+    nodes: &[usize],
+    map: &[(usize, usize); N],
+    local: &SVector<f64, N>,
+) {
+    for i in 0..N {
+        let (n, s) = map[i];
+        unsafe { *ptr.add(B * nodes[n] + s) += local[i] };
+    }
+}
+
+/// Adds `local` into the blocks `blocks[k * K + l]` (node pair `(k, l)`).
+///
+/// # Safety
+/// `ptr` must point to the matrix values, the block indices must be valid,
+/// and no other thread may write these blocks concurrently.
+unsafe fn scatter_mat<const N: usize>(
+    ptr: *mut Block,
+    blocks: &[u32],
+    k: usize,
+    map: &[(usize, usize); N],
+    local: &SMatrix<f64, N, N>,
+) {
+    for i in 0..N {
+        let (ni, si) = map[i];
+        for j in 0..N {
+            let (nj, sj) = map[j];
+            let b = blocks[ni * k + nj] as usize;
+            unsafe { (*ptr.add(b))[si][sj] += local[(i, j)] };
+        }
+    }
+}

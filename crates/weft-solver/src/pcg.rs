@@ -1,0 +1,247 @@
+//! Preconditioned conjugate gradients with a block-Jacobi preconditioner
+//! (DESIGN §5), written against [`LinearOps`] so the CUDA backend can supply
+//! the same operations. Fixed DOFs are Dirichlet rows: the solver works in the
+//! subspace of free DOFs by masking residuals and search directions.
+
+use crate::bsr::{B, Block, BlockSparse};
+use nalgebra::{SMatrix, SVector};
+use rayon::prelude::*;
+
+/// The vector and matrix operations PCG needs. Vectors have length `5 n`.
+pub trait LinearOps {
+    /// `y = A x`, then fixed DOFs of `y` set to zero.
+    fn apply(&self, x: &[f64], y: &mut [f64]);
+    /// `z = P⁻¹ r` (block-Jacobi), fixed DOFs of `z` zero.
+    fn precondition(&self, r: &[f64], z: &mut [f64]);
+    /// Dot product.
+    fn dot(&self, a: &[f64], b: &[f64]) -> f64;
+    /// `y += a x`.
+    fn axpy(&self, a: f64, x: &[f64], y: &mut [f64]);
+    /// `y = x + b y`.
+    fn xpby(&self, x: &[f64], b: f64, y: &mut [f64]);
+    /// Zeroes the fixed DOFs of `v`.
+    fn mask(&self, v: &mut [f64]);
+}
+
+/// Inverse diagonal blocks of a [`BlockSparse`] matrix restricted to the
+/// free DOFs (fixed rows/columns replaced by the identity before inversion).
+#[derive(Clone, Debug)]
+pub struct BlockJacobi {
+    /// One inverse 5x5 block per node.
+    pub inverse: Vec<Block>,
+}
+
+impl BlockJacobi {
+    /// Inverts the diagonal blocks of `a`; `free[d]` is 1.0 for a free DOF and
+    /// 0.0 for a fixed one. A singular or non-SPD free block falls back to the
+    /// inverse of its diagonal (absolute values, floored), so the
+    /// preconditioner stays SPD.
+    pub fn new(a: &BlockSparse, free: &[f64]) -> Self {
+        let inverse = (0..a.n)
+            .into_par_iter()
+            .map(|i| {
+                let blk = &a.values[a.diag[i]];
+                let mut m = SMatrix::<f64, B, B>::zeros();
+                for r in 0..B {
+                    for c in 0..B {
+                        let fr = free[B * i + r] != 0.0;
+                        let fc = free[B * i + c] != 0.0;
+                        m[(r, c)] = if fr && fc {
+                            blk[r][c]
+                        } else if r == c {
+                            1.0
+                        } else {
+                            0.0
+                        };
+                    }
+                }
+                let inv = match m.cholesky() {
+                    Some(ch) => ch.inverse(),
+                    None => {
+                        let scale = m.diagonal().abs().max().max(1e-300);
+                        SMatrix::from_diagonal(&SVector::<f64, B>::from_fn(|r, _| {
+                            1.0 / m[(r, r)].abs().max(1e-12 * scale)
+                        }))
+                    }
+                };
+                let mut out = [[0.0; B]; B];
+                for r in 0..B {
+                    for c in 0..B {
+                        out[r][c] = if free[B * i + r] != 0.0 && free[B * i + c] != 0.0 {
+                            inv[(r, c)]
+                        } else {
+                            0.0
+                        };
+                    }
+                }
+                out
+            })
+            .collect();
+        Self { inverse }
+    }
+}
+
+/// CPU implementation of [`LinearOps`] with rayon.
+pub struct CpuOps<'a> {
+    /// The system matrix.
+    pub matrix: &'a BlockSparse,
+    /// Its block-Jacobi preconditioner.
+    pub preconditioner: &'a BlockJacobi,
+    /// 1.0 for free DOFs, 0.0 for fixed ones.
+    pub free: &'a [f64],
+}
+
+/// Vectors shorter than this run serially: rayon's fork-join costs a few
+/// microseconds per call, more than the work on a small fabric.
+pub const PARALLEL_MIN: usize = 16_384;
+
+impl LinearOps for CpuOps<'_> {
+    fn apply(&self, x: &[f64], y: &mut [f64]) {
+        self.matrix.spmv(x, y);
+        self.mask(y);
+    }
+    fn precondition(&self, r: &[f64], z: &mut [f64]) {
+        let block = |(i, zi): (usize, &mut [f64])| {
+            let inv = &self.preconditioner.inverse[i];
+            let ri = &r[B * i..B * i + B];
+            for (zr, row) in zi.iter_mut().zip(inv) {
+                *zr = row.iter().zip(ri).map(|(a, b)| a * b).sum();
+            }
+        };
+        if z.len() < PARALLEL_MIN {
+            z.chunks_mut(B).enumerate().for_each(block);
+        } else {
+            z.par_chunks_mut(B).enumerate().for_each(block);
+        }
+    }
+    fn dot(&self, a: &[f64], b: &[f64]) -> f64 {
+        if a.len() < PARALLEL_MIN {
+            a.iter().zip(b).map(|(x, y)| x * y).sum()
+        } else {
+            a.par_iter().zip(b).map(|(x, y)| x * y).sum()
+        }
+    }
+    fn axpy(&self, a: f64, x: &[f64], y: &mut [f64]) {
+        if y.len() < PARALLEL_MIN {
+            y.iter_mut().zip(x).for_each(|(y, x)| *y += a * x);
+        } else {
+            y.par_iter_mut().zip(x).for_each(|(y, x)| *y += a * x);
+        }
+    }
+    fn xpby(&self, x: &[f64], b: f64, y: &mut [f64]) {
+        if y.len() < PARALLEL_MIN {
+            y.iter_mut().zip(x).for_each(|(y, x)| *y = x + b * *y);
+        } else {
+            y.par_iter_mut().zip(x).for_each(|(y, x)| *y = x + b * *y);
+        }
+    }
+    fn mask(&self, v: &mut [f64]) {
+        if v.len() < PARALLEL_MIN {
+            v.iter_mut().zip(self.free).for_each(|(v, f)| *v *= f);
+        } else {
+            v.par_iter_mut().zip(self.free).for_each(|(v, f)| *v *= f);
+        }
+    }
+}
+
+/// How a PCG solve ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PcgStatus {
+    /// `|r| ≤ tolerance · |b|`.
+    Converged,
+    /// Hit the iteration limit.
+    MaxIterations,
+    /// A search direction with `pᵀ A p ≤ 0` (the system matrix is not SPD
+    /// there); the iterate so far is returned.
+    NegativeCurvature,
+}
+
+/// Result of [`pcg`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PcgResult {
+    /// Why it stopped.
+    pub status: PcgStatus,
+    /// Iterations done.
+    pub iterations: usize,
+    /// Final `|r| / |b|` (0 when `b = 0`).
+    pub relative_residual: f64,
+}
+
+/// Solves `A x = b` on the free DOFs by preconditioned conjugate gradients,
+/// starting from `x` (fixed DOFs of `x` are kept as given, so pass zeros
+/// there). Converges when `|r|₂ ≤ tolerance |b|₂`. Allocates four work
+/// vectors of the system size.
+pub fn pcg<O: LinearOps>(
+    ops: &O,
+    b: &[f64],
+    x: &mut [f64],
+    tolerance: f64,
+    max_iterations: usize,
+) -> PcgResult {
+    let n = b.len();
+    let mut r = b.to_vec();
+    ops.mask(&mut r);
+    let mut ax = vec![0.0; n];
+    ops.apply(x, &mut ax);
+    ops.axpy(-1.0, &ax, &mut r);
+    let b_norm = {
+        let mut bm = b.to_vec();
+        ops.mask(&mut bm);
+        ops.dot(&bm, &bm).sqrt()
+    };
+    if b_norm == 0.0 {
+        x.iter_mut().for_each(|v| *v = 0.0);
+        return PcgResult {
+            status: PcgStatus::Converged,
+            iterations: 0,
+            relative_residual: 0.0,
+        };
+    }
+    let mut z = vec![0.0; n];
+    ops.precondition(&r, &mut z);
+    let mut p = z.clone();
+    let mut rz = ops.dot(&r, &z);
+    let mut ap = ax;
+    for it in 0..max_iterations {
+        let rn = ops.dot(&r, &r).sqrt();
+        if rn <= tolerance * b_norm {
+            return PcgResult {
+                status: PcgStatus::Converged,
+                iterations: it,
+                relative_residual: rn / b_norm,
+            };
+        }
+        ops.apply(&p, &mut ap);
+        let pap = ops.dot(&p, &ap);
+        if pap <= 0.0 || !pap.is_finite() {
+            if it == 0 {
+                // Fall back to the preconditioned steepest-descent direction.
+                x.copy_from_slice(&z);
+            }
+            return PcgResult {
+                status: PcgStatus::NegativeCurvature,
+                iterations: it,
+                relative_residual: rn / b_norm,
+            };
+        }
+        let alpha = rz / pap;
+        ops.axpy(alpha, &p, x);
+        ops.axpy(-alpha, &ap, &mut r);
+        ops.precondition(&r, &mut z);
+        let rz_new = ops.dot(&r, &z);
+        let beta = rz_new / rz;
+        rz = rz_new;
+        ops.xpby(&z, beta, &mut p);
+    }
+    let rn = ops.dot(&r, &r).sqrt();
+    let status = if rn <= tolerance * b_norm {
+        PcgStatus::Converged
+    } else {
+        PcgStatus::MaxIterations
+    };
+    PcgResult {
+        status,
+        iterations: max_iterations,
+        relative_residual: rn / b_norm,
+    }
+}
