@@ -9,8 +9,11 @@
 //! - [`core`] (`weft-core`): fabric topology, generalised coordinates, materials.
 //! - [`potentials`] (`weft-potentials`): per-element strains, energies,
 //!   gradients, Hessians, strain-rate dissipation and the Eulerian mass matrix.
+//! - [`solver`] (`weft-solver`): assembly, PCG, backward Euler with Newton,
+//!   adaptive time steps.
 //!
 //! See `README.md` for the references and the architecture.
 
 pub use weft_core as core;
 pub use weft_potentials as potentials;
+pub use weft_solver as solver;

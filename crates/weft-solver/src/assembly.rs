@@ -21,8 +21,8 @@
 //! element-to-block scatter map (no hashing, sorting or atomics per step).
 
 use crate::bsr::{B, Block, BlockSparse};
+use crate::par::{map_reduce, update};
 use nalgebra::{SMatrix, SVector, Vector3};
-use rayon::prelude::*;
 use weft_core::{Damping, Fabric, Family, ModeCoefficients};
 use weft_potentials::{bending, contact, elastic, friction, gravity, inertia, shear, stretch};
 
@@ -266,8 +266,9 @@ impl Assembler {
         residual: &mut [f64],
         with_matrix: bool,
     ) -> (Energies, StrainPeak) {
-        let q: Vec<f64> = q_n.par_iter().zip(v).map(|(a, b)| a + h * b).collect();
-        residual.par_iter_mut().for_each(|r| *r = 0.0);
+        let mut q = q_n.to_vec();
+        update(&mut q, |i, a| a + h * v[i]);
+        update(residual, |_, _| 0.0);
         if with_matrix {
             self.matrix.set_zero();
         }
@@ -283,9 +284,9 @@ impl Assembler {
         let mut total = Energies::default();
         let mut peak = StrainPeak::default();
         for colour in &self.seg_colours {
-            let (e, p) = colour
-                .par_iter()
-                .map(|&ei| {
+            let (e, p) = map_reduce(
+                colour,
+                |&ei| {
                     let s = &el.segments[ei as usize];
                     let mp = &params[s.material];
                     let slot = s.family.slot();
@@ -365,11 +366,10 @@ impl Assembler {
                             segment: ei as usize,
                         },
                     )
-                })
-                .reduce(
-                    || (Energies::default(), StrainPeak::default()),
-                    |a, b| (a.0 + b.0, if b.1.value > a.1.value { b.1 } else { a.1 }),
-                );
+                },
+                || (Energies::default(), StrainPeak::default()),
+                |a, b| (a.0 + b.0, if b.1.value > a.1.value { b.1 } else { a.1 }),
+            );
             total = total + e;
             if p.value > peak.value {
                 peak = p;
@@ -378,9 +378,9 @@ impl Assembler {
 
         // Bending.
         for colour in &self.bend_colours {
-            let e = colour
-                .par_iter()
-                .map(|&ei| {
+            let e = map_reduce(
+                colour,
+                |&ei| {
                     let b = &el.bending[ei as usize];
                     let mp = &params[b.material];
                     let map = bend_map(b.family.slot());
@@ -413,16 +413,18 @@ impl Assembler {
                         }
                     }
                     en
-                })
-                .reduce(Energies::default, |a, b| a + b);
+                },
+                Energies::default,
+                |a, b| a + b,
+            );
             total = total + e;
         }
 
         // Crossing shear (positions only).
         for colour in &self.shear_colours {
-            let e = colour
-                .par_iter()
-                .map(|&ei| {
+            let e = map_reduce(
+                colour,
+                |&ei| {
                     let x = &el.shear[ei as usize];
                     let sh = &self.shear[ei as usize];
                     let mp = &params[x.material];
@@ -459,8 +461,10 @@ impl Assembler {
                         }
                     }
                     en
-                })
-                .reduce(Energies::default, |a, b| a + b);
+                },
+                Energies::default,
+                |a, b| a + b,
+            );
             total = total + e;
         }
 

@@ -84,7 +84,11 @@ impl BlockSparse {
 
     /// Sets every value to zero (keeps the pattern).
     pub fn set_zero(&mut self) {
-        self.values.par_iter_mut().for_each(|b| *b = [[0.0; B]; B]);
+        if self.values.len() < crate::par::PARALLEL_MIN {
+            self.values.iter_mut().for_each(|b| *b = [[0.0; B]; B]);
+        } else {
+            self.values.par_iter_mut().for_each(|b| *b = [[0.0; B]; B]);
+        }
     }
 
     /// `y = A x`, parallel over block rows. `x`, `y` have length `5 n`.
@@ -105,7 +109,7 @@ impl BlockSparse {
             }
             yi.copy_from_slice(&acc);
         };
-        if y.len() < crate::pcg::PARALLEL_MIN {
+        if y.len() < crate::par::PARALLEL_MIN {
             y.chunks_mut(B).enumerate().for_each(row);
         } else {
             y.par_chunks_mut(B).enumerate().for_each(row);

@@ -20,9 +20,9 @@
 
 use crate::assembly::{Assembler, Energies};
 use crate::bsr::B;
+use crate::par::{inf_norm, norm2, update};
 use crate::pcg::{BlockJacobi, CpuOps, PcgStatus, pcg};
 use nalgebra::Vector3;
-use rayon::prelude::*;
 use thiserror::Error;
 use weft_core::{Fabric, State};
 
@@ -281,7 +281,7 @@ impl Simulation {
         let f = &self.assembler.fabric;
         f.elements
             .segments
-            .par_iter()
+            .iter()
             .map(|s| {
                 let (a, b, k) = (B * s.a, B * s.b, s.family.slot());
                 let dx = Vector3::new(q[b] - q[a], q[b + 1] - q[a + 1], q[b + 2] - q[a + 2]);
@@ -321,11 +321,7 @@ impl Simulation {
     /// Sets the Dirichlet velocities for a step of size `h` from `t`: pinned
     /// DOFs 0, handle DOFs `(x(t + h) - x_n)/h`.
     fn prescribe(&self, v: &mut [f64], h: f64) {
-        v.par_iter_mut().zip(&self.free).for_each(|(v, f)| {
-            if *f == 0.0 {
-                *v = 0.0;
-            }
-        });
+        update(v, |i, v| if self.free[i] == 0.0 { 0.0 } else { v });
         for (hd, x0) in self.handles.iter().zip(&self.handle_x0) {
             let d = hd.displacement(self.t + h);
             for (&nd, x0) in hd.nodes.iter().zip(x0) {
@@ -379,8 +375,9 @@ impl Simulation {
                 preconditioner: &pre,
                 free: &self.free,
             };
-            let rhs: Vec<f64> = r.par_iter().map(|x| -x).collect();
-            dv.par_iter_mut().for_each(|x| *x = 0.0);
+            let mut rhs = r.clone();
+            update(&mut rhs, |_, x| -x);
+            update(&mut dv, |_, _| 0.0);
             // Inexact Newton: solve only as far as the Newton target needs
             // (forcing term η = 0.1·target/|R|, within [cg_tolerance, 0.5]).
             let target = self.settings.newton_tolerance * scale * h;
@@ -397,11 +394,7 @@ impl Simulation {
             // Backtracking line search on |R|₂.
             let mut alpha: f64 = 1.0;
             loop {
-                v_try
-                    .par_iter_mut()
-                    .zip(&v)
-                    .zip(&dv)
-                    .for_each(|((t, v), d)| *t = v + alpha * d);
+                update(&mut v_try, |i, _| v[i] + alpha * dv[i]);
                 let (e, _) =
                     self.assembler
                         .assemble(&q_n, &v_n, &v_try, h, &self.anchors, &mut r_try, true);
@@ -438,7 +431,8 @@ impl Simulation {
                 scale,
             });
         }
-        let q_new: Vec<f64> = q_n.par_iter().zip(&v).map(|(q, v)| q + h * v).collect();
+        let mut q_new = q_n.clone();
+        update(&mut q_new, |i, q| q + h * v[i]);
         // Arc-length order along every yarn.
         let f = &self.assembler.fabric;
         for s in &f.elements.segments {
@@ -530,13 +524,5 @@ impl Simulation {
 }
 
 fn mask(r: &mut [f64], free: &[f64]) {
-    r.par_iter_mut().zip(free).for_each(|(r, f)| *r *= f);
-}
-
-fn norm2(x: &[f64]) -> f64 {
-    x.par_iter().map(|a| a * a).sum::<f64>().sqrt()
-}
-
-fn inf_norm(x: &[f64]) -> f64 {
-    x.par_iter().map(|a| a.abs()).reduce(|| 0.0, f64::max)
+    update(r, |i, r| r * free[i]);
 }

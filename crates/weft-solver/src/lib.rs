@@ -9,6 +9,7 @@
 pub mod assembly;
 pub mod bsr;
 pub mod integrator;
+pub mod par;
 pub mod pcg;
 
 pub use assembly::{Assembler, Energies};

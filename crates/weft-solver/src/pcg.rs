@@ -4,6 +4,7 @@
 //! subspace of free DOFs by masking residuals and search directions.
 
 use crate::bsr::{B, Block, BlockSparse};
+use crate::par::PARALLEL_MIN;
 use nalgebra::{SMatrix, SVector};
 use rayon::prelude::*;
 
@@ -37,46 +38,48 @@ impl BlockJacobi {
     /// inverse of its diagonal (absolute values, floored), so the
     /// preconditioner stays SPD.
     pub fn new(a: &BlockSparse, free: &[f64]) -> Self {
-        let inverse = (0..a.n)
-            .into_par_iter()
-            .map(|i| {
-                let blk = &a.values[a.diag[i]];
-                let mut m = SMatrix::<f64, B, B>::zeros();
-                for r in 0..B {
-                    for c in 0..B {
-                        let fr = free[B * i + r] != 0.0;
-                        let fc = free[B * i + c] != 0.0;
-                        m[(r, c)] = if fr && fc {
-                            blk[r][c]
-                        } else if r == c {
-                            1.0
-                        } else {
-                            0.0
-                        };
-                    }
+        let invert = |i: usize| {
+            let blk = &a.values[a.diag[i]];
+            let mut m = SMatrix::<f64, B, B>::zeros();
+            for r in 0..B {
+                for c in 0..B {
+                    let fr = free[B * i + r] != 0.0;
+                    let fc = free[B * i + c] != 0.0;
+                    m[(r, c)] = if fr && fc {
+                        blk[r][c]
+                    } else if r == c {
+                        1.0
+                    } else {
+                        0.0
+                    };
                 }
-                let inv = match m.cholesky() {
-                    Some(ch) => ch.inverse(),
-                    None => {
-                        let scale = m.diagonal().abs().max().max(1e-300);
-                        SMatrix::from_diagonal(&SVector::<f64, B>::from_fn(|r, _| {
-                            1.0 / m[(r, r)].abs().max(1e-12 * scale)
-                        }))
-                    }
-                };
-                let mut out = [[0.0; B]; B];
-                for r in 0..B {
-                    for c in 0..B {
-                        out[r][c] = if free[B * i + r] != 0.0 && free[B * i + c] != 0.0 {
-                            inv[(r, c)]
-                        } else {
-                            0.0
-                        };
-                    }
+            }
+            let inv = match m.cholesky() {
+                Some(ch) => ch.inverse(),
+                None => {
+                    let scale = m.diagonal().abs().max().max(1e-300);
+                    SMatrix::from_diagonal(&SVector::<f64, B>::from_fn(|r, _| {
+                        1.0 / m[(r, r)].abs().max(1e-12 * scale)
+                    }))
                 }
-                out
-            })
-            .collect();
+            };
+            let mut out = [[0.0; B]; B];
+            for r in 0..B {
+                for c in 0..B {
+                    out[r][c] = if free[B * i + r] != 0.0 && free[B * i + c] != 0.0 {
+                        inv[(r, c)]
+                    } else {
+                        0.0
+                    };
+                }
+            }
+            out
+        };
+        let inverse = if a.n < PARALLEL_MIN / B {
+            (0..a.n).map(invert).collect()
+        } else {
+            (0..a.n).into_par_iter().map(invert).collect()
+        };
         Self { inverse }
     }
 }
@@ -90,10 +93,6 @@ pub struct CpuOps<'a> {
     /// 1.0 for free DOFs, 0.0 for fixed ones.
     pub free: &'a [f64],
 }
-
-/// Vectors shorter than this run serially: rayon's fork-join costs a few
-/// microseconds per call, more than the work on a small fabric.
-pub const PARALLEL_MIN: usize = 16_384;
 
 impl LinearOps for CpuOps<'_> {
     fn apply(&self, x: &[f64], y: &mut [f64]) {

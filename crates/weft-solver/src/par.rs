@@ -1,0 +1,56 @@
+//! Parallel helpers that fall back to serial loops on small inputs: rayon
+//! hands each call from a non-worker thread to its pool and waits (tens of
+//! microseconds), more than the work on a small fabric.
+
+use rayon::prelude::*;
+
+/// Inputs shorter than this run serially.
+pub const PARALLEL_MIN: usize = 16_384;
+
+/// `items.map(f).reduce(identity, op)`, parallel for long inputs.
+pub fn map_reduce<I: Sync, T: Send>(
+    items: &[I],
+    f: impl Fn(&I) -> T + Sync + Send,
+    identity: impl Fn() -> T + Sync + Send,
+    op: impl Fn(T, T) -> T + Sync + Send,
+) -> T {
+    if items.len() < PARALLEL_MIN / 16 {
+        items.iter().map(f).fold(identity(), op)
+    } else {
+        items
+            .par_iter()
+            .with_min_len(64)
+            .map(f)
+            .reduce(identity, op)
+    }
+}
+
+/// `out[i] = f(i, out[i])`-style elementwise update, parallel for long
+/// vectors.
+pub fn update(out: &mut [f64], f: impl Fn(usize, f64) -> f64 + Sync + Send) {
+    if out.len() < PARALLEL_MIN {
+        out.iter_mut().enumerate().for_each(|(i, o)| *o = f(i, *o));
+    } else {
+        out.par_iter_mut()
+            .enumerate()
+            .for_each(|(i, o)| *o = f(i, *o));
+    }
+}
+
+/// `max |x_i|`.
+pub fn inf_norm(x: &[f64]) -> f64 {
+    if x.len() < PARALLEL_MIN {
+        x.iter().fold(0.0, |a, b| a.max(b.abs()))
+    } else {
+        x.par_iter().map(|a| a.abs()).reduce(|| 0.0, f64::max)
+    }
+}
+
+/// `|x|₂`.
+pub fn norm2(x: &[f64]) -> f64 {
+    if x.len() < PARALLEL_MIN {
+        x.iter().map(|a| a * a).sum::<f64>().sqrt()
+    } else {
+        x.par_iter().map(|a| a * a).sum::<f64>().sqrt()
+    }
+}
