@@ -31,6 +31,7 @@ use weft_potentials::{bending, contact, elastic, friction, gravity, inertia, she
 struct MaterialParams {
     k_s: f64,
     k_b: f64,
+    k_x: f64,
     k_c: f64,
     k_f: f64,
     mu: f64,
@@ -118,7 +119,6 @@ pub struct Assembler {
     /// The fabric being simulated.
     pub fabric: Fabric,
     params: Vec<MaterialParams>,
-    shear: Vec<shear::Shear>,
     /// Gravitational acceleration (m/s²).
     pub gravity: Vector3<f64>,
     /// Small-angle switch for bending (rad).
@@ -190,6 +190,7 @@ impl Assembler {
             .map(|m| MaterialParams {
                 k_s: m.stretch_stiffness,
                 k_b: m.bending_stiffness,
+                k_x: m.shear_stiffness,
                 k_c: m.contact_stiffness,
                 k_f: m.friction.anchor_stiffness,
                 mu: m.friction.mu,
@@ -202,36 +203,9 @@ impl Assembler {
                 },
             })
             .collect();
-        let shear = el
-            .shear
-            .iter()
-            .map(|x| {
-                let m = &fabric.materials[x.material];
-                let jam = shear::Jamming::from_geometry(m.radius, x.rest_spacing).ok();
-                let kd = params[x.material].kd.shear;
-                shear::Shear::new(
-                    m.shear_stiffness,
-                    kd,
-                    x.rest_spacing,
-                    shear::SMALL_ANGLE_THRESHOLD,
-                    jam,
-                )
-                .or_else(|_| {
-                    shear::Shear::new(
-                        m.shear_stiffness,
-                        kd,
-                        x.rest_spacing,
-                        shear::SMALL_ANGLE_THRESHOLD,
-                        None,
-                    )
-                })
-                .expect("validated material gives valid shear parameters")
-            })
-            .collect();
         Self {
             fabric,
             params,
-            shear,
             gravity,
             bending_threshold: bending::DEFAULT_THRESHOLD,
             matrix,
@@ -426,8 +400,8 @@ impl Assembler {
                 colour,
                 |&ei| {
                     let x = &el.shear[ei as usize];
-                    let sh = &self.shear[ei as usize];
                     let mp = &params[x.material];
+                    let sh = shear_params(mp, x.rest_spacing);
                     let map = shear_map();
                     let nodes = [x.crossing, x.warp_neighbor, x.weft_neighbor];
                     let qe: SVector<f64, 9> = gather(&q, &nodes, &map);
@@ -569,6 +543,31 @@ impl Assembler {
             anchors[k] = friction::update_anchor(s, anchors[k], mp.k_f, mp.mu, fn_);
         }
     }
+}
+
+/// Shear element parameters for a pair with rest spacing `spacing` (m),
+/// with jamming from the yarn geometry (weft-potentials defaults) where the
+/// geometry allows it. Built per element on the fly (tens of ns) rather than
+/// stored (72 B per pair, four pairs per crossing).
+fn shear_params(mp: &MaterialParams, spacing: f64) -> shear::Shear {
+    let jam = shear::Jamming::from_geometry(mp.radius, spacing).ok();
+    shear::Shear::new(
+        mp.k_x,
+        mp.kd.shear,
+        spacing,
+        shear::SMALL_ANGLE_THRESHOLD,
+        jam,
+    )
+    .or_else(|_| {
+        shear::Shear::new(
+            mp.k_x,
+            mp.kd.shear,
+            spacing,
+            shear::SMALL_ANGLE_THRESHOLD,
+            None,
+        )
+    })
+    .expect("validated material gives valid shear parameters")
 }
 
 /// Local-to-node map of a segment: `(local node, slot)` for the 8 element

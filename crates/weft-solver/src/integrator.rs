@@ -86,6 +86,15 @@ pub enum Rejection {
         /// Force scale (N).
         scale: f64,
     },
+    /// The line search found no decrease of the residual along the Newton
+    /// direction (the linearisation is poor at this step size).
+    #[error("line search failed at Newton iteration {iteration} (residual {residual:.3e} N)")]
+    LineSearch {
+        /// Newton iteration.
+        iteration: usize,
+        /// `|R|∞/h` (N) where it stopped.
+        residual: f64,
+    },
     /// A value became NaN or infinite.
     #[error("non-finite value at node {node}")]
     NonFinite {
@@ -117,6 +126,7 @@ impl Rejection {
         match self {
             Rejection::NewtonNotConverged { .. } => "newton",
             Rejection::NonFinite { .. } => "non_finite",
+            Rejection::LineSearch { .. } => "line_search",
             Rejection::ArcLengthOrder(_) => "arc_length_order",
             Rejection::StrainJump { .. } => "strain_jump",
         }
@@ -391,7 +401,8 @@ impl Simulation {
                     scale,
                 });
             }
-            // Backtracking line search on |R|₂.
+            // Backtracking line search on |R|₂: the largest α = 2^-k
+            // (k ≤ 12) with sufficient decrease; none found rejects the step.
             let mut alpha: f64 = 1.0;
             loop {
                 update(&mut v_try, |i, _| v[i] + alpha * dv[i]);
@@ -401,9 +412,7 @@ impl Simulation {
                 mask(&mut r_try, &self.free);
                 let rn = norm2(&r_try);
                 if rn.is_finite()
-                    && (rn <= (1.0 - 1e-4 * alpha) * rnorm
-                        || alpha <= 1.0 / 64.0
-                        || self.settings.one_iteration)
+                    && (rn <= (1.0 - 1e-4 * alpha) * rnorm || self.settings.one_iteration)
                 {
                     std::mem::swap(&mut v, &mut v_try);
                     std::mem::swap(&mut r, &mut r_try);
@@ -412,6 +421,17 @@ impl Simulation {
                     break;
                 }
                 alpha *= 0.5;
+                if alpha < 1.0 / 4096.0 {
+                    // No decrease along the Newton direction: stagnation at
+                    // round-off counts as converged, anything else rejects.
+                    if inf_norm(&r) / h <= 1e3 * self.settings.newton_tolerance * scale {
+                        break;
+                    }
+                    return Err(Rejection::LineSearch {
+                        iteration: stats.newton_iterations,
+                        residual: inf_norm(&r) / h,
+                    });
+                }
             }
             residual_inf = inf_norm(&r) / h;
             // Stagnation at round-off: the update no longer changes v.

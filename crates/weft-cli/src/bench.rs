@@ -1,0 +1,276 @@
+//! `weft bench`: solver benchmarks on square woven patches (DESIGN §8
+//! record layout).
+//!
+//! Workload per configuration: a plain-weave patch of `⌈√N⌉²` crossings with
+//! the [SBO17 §6.3] cloth sizes (0.57 mm spacing, R = 0.16 mm) and the example
+//! cotton stiffnesses plus shear (0.05 N) and strain-rate damping in every
+//! mode, two corners pinned, under gravity, from rest, h = 1 ms. Measured:
+//! one assembly of residual and matrix, PCG iterations (50 iterations, the
+//! mean), SpMV and a plain memory copy of the same size, and one full
+//! backward-Euler step with Newton to tolerance 1e-6.
+
+use anyhow::Result;
+use clap::Args;
+use nalgebra::Vector3;
+use serde::Serialize;
+use std::time::Instant;
+use weft_core::{Damping, FabricBuilder, Material, ModeCoefficients, NodeSelector, WovenPatchSpec};
+use weft_solver::pcg::{BlockJacobi, CpuOps, pcg};
+use weft_solver::{Settings, Simulation};
+
+/// Arguments of `weft bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Woven-patch sizes in nodes (rounded up to a square grid); repeat the
+    /// flag for several configurations.
+    #[arg(long = "nodes", default_values_t = [10_000usize, 100_000, 1_000_000])]
+    pub nodes: Vec<usize>,
+    /// Print a JSON array of records instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Backend: only `cpu` exists so far.
+    #[arg(long, default_value = "cpu")]
+    pub backend: String,
+    /// Largest patch on which a full backward-Euler step (Newton to
+    /// tolerance) is timed; larger patches run a one-iteration memory probe
+    /// instead (block-Jacobi PCG needs thousands of iterations there).
+    #[arg(long, default_value_t = 10_000)]
+    pub step_max_nodes: usize,
+}
+
+/// One benchmark record (DESIGN §8 `weft bench --json`).
+#[derive(Serialize, Debug)]
+pub struct Record {
+    backend: String,
+    nodes: usize,
+    dofs: usize,
+    blocks: usize,
+    matrix_bytes: usize,
+    peak_bytes_per_node: f64,
+    assembly_s: f64,
+    pcg_iteration_s: f64,
+    spmv_gbps: f64,
+    copy_gbps: f64,
+    /// Wall time of one full step, `None` above `--step-max-nodes`.
+    step_s: Option<f64>,
+    step_h: Option<f64>,
+    newton_iterations: Option<usize>,
+    cg_iterations: Option<usize>,
+    threads: usize,
+}
+
+fn material() -> Material {
+    let mut m = Material::example_cotton();
+    m.radius = 0.16e-3;
+    m.shear_stiffness = 0.05;
+    m.contact_stiffness = 50.0;
+    m.damping = Damping::StrainRate(ModeCoefficients {
+        stretch: 3e-7,
+        bending: 1e-10,
+        shear: 1e-5,
+        contact: 1e-6,
+    });
+    m
+}
+
+/// Peak resident memory of this process so far (bytes), from
+/// `/proc/self/status` (`VmHWM`); 0 where unavailable.
+fn peak_rss() -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|k| k.parse::<usize>().ok())
+            })
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+fn measure(nodes: usize, backend: &str, full_step: bool) -> Result<Record> {
+    let side = (nodes as f64).sqrt().ceil() as usize;
+    let spacing = 0.57e-3;
+    let extent = spacing * (side - 1) as f64;
+    let mut b = FabricBuilder::new(vec![material()])?;
+    let mut spec = WovenPatchSpec::new("cotton", [extent, extent], [side, side], [0.0, 0.0, 0.0]);
+    spec.pinned = vec![NodeSelector::Corner(0), NodeSelector::Corner(1)];
+    b.add_woven_patch(&spec)?;
+    let fabric = b.build()?;
+    let n = fabric.node_count();
+    let settings = Settings {
+        dt: 1e-3,
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(fabric, Vector3::new(0.0, -9.81, 0.0), settings, vec![]);
+    let dofs = sim.q.len();
+
+    // Assembly (residual + matrix) at the start of a step.
+    let (q, v) = (sim.q.clone(), sim.v.clone());
+    let mut r = vec![0.0; dofs];
+    let anchors = sim.anchors.clone();
+    sim.assembler
+        .assemble(&q, &v, &v, 1e-3, &anchors, &mut r, true);
+    let t0 = Instant::now();
+    sim.assembler
+        .assemble(&q, &v, &v, 1e-3, &anchors, &mut r, true);
+    let assembly_s = t0.elapsed().as_secs_f64();
+
+    // PCG iterations and SpMV on that matrix.
+    let free: Vec<f64> = (0..dofs)
+        .map(|d| {
+            if sim.assembler.fabric.free[d / 5][d % 5] {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let pre = BlockJacobi::new(&sim.assembler.matrix, &free);
+    let ops = CpuOps {
+        matrix: &sim.assembler.matrix,
+        preconditioner: &pre,
+        free: &free,
+    };
+    let mut x = vec![0.0; dofs];
+    let iters = 50;
+    let t0 = Instant::now();
+    let res = pcg(&ops, &r, &mut x, 0.0, iters);
+    let pcg_iteration_s = t0.elapsed().as_secs_f64() / res.iterations.max(1) as f64;
+    let m = &sim.assembler.matrix;
+    let mut y = vec![0.0; dofs];
+    let reps = 10;
+    let t0 = Instant::now();
+    for _ in 0..reps {
+        m.spmv(&r, &mut y);
+    }
+    let spmv_s = t0.elapsed().as_secs_f64() / reps as f64;
+    let spmv_gbps = m.spmv_bytes() as f64 / spmv_s / 1e9;
+    // Plain copy of a buffer the size of the matrix values (read + write).
+    let src = vec![1.0f64; m.values.len() * 25];
+    let mut dst = vec![0.0f64; src.len()];
+    let t0 = Instant::now();
+    for _ in 0..reps {
+        dst.copy_from_slice(&src);
+        std::hint::black_box(&mut dst);
+    }
+    let copy_s = t0.elapsed().as_secs_f64() / reps as f64;
+    let copy_gbps = (2 * 8 * src.len()) as f64 / copy_s / 1e9;
+    drop((src, dst, y, x));
+
+    let (step_s, step_h, newton, cg) = if full_step {
+        // Warm up: 2 ms of draping with adaptive steps, so the step measured
+        // is a generic deformed state rather than the degenerate flat start;
+        // then one full backward-Euler step of the controller's current size.
+        sim.settings.adaptive = true;
+        sim.advance_to(2e-3, |_, _| {})
+            .map_err(|e| anyhow::anyhow!("benchmark warm-up failed: {e}"))?;
+        let h = sim.h;
+        let t0 = Instant::now();
+        let stats = sim
+            .try_step(h)
+            .map_err(|e| anyhow::anyhow!("benchmark step rejected: {e}"))?;
+        (
+            Some(t0.elapsed().as_secs_f64()),
+            Some(h),
+            Some(stats.newton_iterations),
+            Some(stats.cg_iterations),
+        )
+    } else {
+        // Memory probe: one Newton iteration with 50 PCG iterations touches
+        // every buffer a full step allocates.
+        sim.settings.one_iteration = true;
+        sim.settings.cg_max_iterations = 50;
+        sim.try_step(1e-4)
+            .map_err(|e| anyhow::anyhow!("memory probe step failed: {e}"))?;
+        (None, None, None, None)
+    };
+    let m = &sim.assembler.matrix;
+    Ok(Record {
+        backend: backend.into(),
+        nodes: n,
+        dofs,
+        blocks: m.nnz_blocks(),
+        matrix_bytes: m.bytes(),
+        peak_bytes_per_node: peak_rss() as f64 / n as f64,
+        assembly_s,
+        pcg_iteration_s,
+        spmv_gbps,
+        copy_gbps,
+        step_s,
+        step_h,
+        newton_iterations: newton,
+        cg_iterations: cg,
+        threads: rayon_threads(),
+    })
+}
+
+fn rayon_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// Runs the configurations in increasing size (so the process peak memory
+/// reported for each is its own) and prints a table or JSON.
+pub fn run(args: &BenchArgs) -> Result<()> {
+    if args.backend != "cpu" {
+        anyhow::bail!(
+            "--backend {}: only the cpu backend is available in this build",
+            args.backend
+        );
+    }
+    let mut sizes = args.nodes.clone();
+    sizes.sort_unstable();
+    let mut records = Vec::new();
+    for &n in &sizes {
+        if !args.json {
+            eprintln!("weft bench: woven patch of {n} nodes ...");
+        }
+        records.push(measure(n, &args.backend, n <= args.step_max_nodes)?);
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&records)?);
+    } else {
+        println!(
+            "{:>9} {:>9} {:>10} {:>9} {:>9} {:>10} {:>11} {:>8} {:>8} {:>6} {:>8} {:>7} {:>6}",
+            "nodes",
+            "dofs",
+            "blocks",
+            "matrix",
+            "peak",
+            "assembly",
+            "pcg iter",
+            "spmv",
+            "copy",
+            "ratio",
+            "step",
+            "newton",
+            "cg"
+        );
+        println!(
+            "{:>9} {:>9} {:>10} {:>9} {:>9} {:>10} {:>11} {:>8} {:>8} {:>6} {:>8} {:>7} {:>6}",
+            "", "", "", "MB", "B/node", "s", "ms", "GB/s", "GB/s", "", "s", "iters", "iters"
+        );
+        for r in &records {
+            println!(
+                "{:>9} {:>9} {:>10} {:>9.1} {:>9.0} {:>10.4} {:>11.3} {:>8.2} {:>8.2} {:>6.2} {:>8} {:>7} {:>6}",
+                r.nodes,
+                r.dofs,
+                r.blocks,
+                r.matrix_bytes as f64 / 1e6,
+                r.peak_bytes_per_node,
+                r.assembly_s,
+                r.pcg_iteration_s * 1e3,
+                r.spmv_gbps,
+                r.copy_gbps,
+                r.spmv_gbps / r.copy_gbps,
+                r.step_s.map_or("-".into(), |s| format!("{s:.3}")),
+                r.newton_iterations.map_or("-".into(), |s| s.to_string()),
+                r.cg_iterations.map_or("-".into(), |s| s.to_string())
+            );
+        }
+    }
+    Ok(())
+}
