@@ -5,3 +5,4 @@
 //! 5x5 block compressed-sparse-row matrix, preconditioned conjugate gradients
 //! with a block-Jacobi preconditioner, backward Euler with Newton's method and
 //! a line search, adaptive time steps, colliders and self-collision.
+pub mod collide;
