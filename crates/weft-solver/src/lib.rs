@@ -8,6 +8,7 @@
 
 pub mod assembly;
 pub mod bsr;
+pub mod collide;
 pub mod integrator;
 pub mod par;
 pub mod pcg;

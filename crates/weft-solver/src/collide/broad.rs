@@ -1,0 +1,434 @@
+//! Broad phase of yarn self-collision: a uniform spatial hash grid written as
+//! a data-parallel algorithm (DESIGN §6, §7), and the exclusion of segment
+//! pairs that are neighbours in the weave.
+//!
+//! **Algorithm** (every step is a map, a sort or a scan, so a GPU runs the
+//! same steps with a radix sort and prefix sums):
+//!
+//! 1. *map*: per segment, its axis-aligned box grown by `d0/2` on every side
+//!    (two segments closer than `d0` have overlapping boxes) and the range of
+//!    grid cells (edge `h ≥ d0`) the box covers;
+//! 2. *map + scan + scatter*: one `(cell key, segment)` entry per covered
+//!    cell (count per segment, exclusive prefix sum for the offsets, write);
+//!    the key packs the integer cell coordinates, 21 bits each, wrapping
+//!    (i.e. a hash: two distinct cells may share a key, which only adds
+//!    candidates that the exact box test removes);
+//! 3. *sort* the entries by `(key, segment)`;
+//! 4. *scan* for the starts of runs of equal keys;
+//! 5. *map over runs*: every pair `i < j` of distinct segments in a run whose
+//!    boxes overlap, that is not excluded, and for which this run's key is
+//!    the key of the cell holding the minimum corner of the two boxes'
+//!    intersection (that cell is covered by both boxes, so each pair is
+//!    produced by exactly one run: no duplicates, no global hash set);
+//! 6. *sort* the pairs: the output is ordered by `(i, j)`, identical on every
+//!    run and for any number of threads.
+//!
+//! With the default cell size, `h = d0 + ` the largest coordinate extent of
+//! any segment, a box covers at most 2 cells per axis (8 entries per
+//! segment). Non-finite positions produce no candidates.
+//!
+//! **Exclusion.** Pairs of segments that are neighbours in the weave are not
+//! self-collisions: their geometry is held by the elastic elements (stretch,
+//! bending, shear, parallel contact) and at rest they are closer than `d0`.
+//! A pair is excluded when some end node of one segment is at most `k` hops
+//! from some end node of the other in the fabric graph (nodes joined by
+//! segments); `k = 0` excludes only segments sharing a node.
+//! The default [`DEFAULT_EXCLUSION_HOPS`] `= 2` excludes segments sharing a
+//! node, consecutive and next-but-one segments along a yarn, and segments of
+//! adjacent and next-adjacent parallel yarns near a common crossing, which
+//! covers every element stencil (a bending triplet spans 2 hops, a shear
+//! element 2 hops) with one crossing to spare.
+
+use super::error::CollideError;
+use super::segments::{ClosestPoints, closest_points};
+use nalgebra::{SVector, Vector3};
+use rayon::prelude::*;
+use weft_core::Fabric;
+
+/// Default hop distance of the neighbour exclusion (see the module docs).
+pub const DEFAULT_EXCLUSION_HOPS: usize = 2;
+
+/// An undirected graph on nodes, compressed-row (the fabric's yarn graph).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeGraph {
+    offsets: Vec<usize>,
+    neighbors: Vec<u32>,
+}
+
+impl NodeGraph {
+    /// Graph on `node_count` nodes with an undirected edge per `[a, b]`
+    /// (duplicates and self-loops ignored).
+    ///
+    /// # Errors
+    /// [`CollideError::SelfCollision`] for a node index `≥ node_count`.
+    pub fn from_edges(node_count: usize, edges: &[[usize; 2]]) -> Result<Self, CollideError> {
+        let mut lists = vec![Vec::new(); node_count];
+        for (k, &[a, b]) in edges.iter().enumerate() {
+            if a >= node_count || b >= node_count {
+                return Err(CollideError::SelfCollision(format!(
+                    "edge {k} [{a}, {b}] names a node beyond the {node_count} nodes"
+                )));
+            }
+            if a != b {
+                lists[a].push(b);
+                lists[b].push(a);
+            }
+        }
+        Self::from_adjacency(&lists)
+    }
+
+    /// Graph from per-node neighbour lists (symmetrised: an edge listed at
+    /// either end counts).
+    ///
+    /// # Errors
+    /// [`CollideError::SelfCollision`] for a neighbour index out of range.
+    pub fn from_adjacency(lists: &[Vec<usize>]) -> Result<Self, CollideError> {
+        let n = lists.len();
+        let mut sym: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (a, l) in lists.iter().enumerate() {
+            for &b in l {
+                if b >= n {
+                    return Err(CollideError::SelfCollision(format!(
+                        "node {a} lists neighbour {b} beyond the {n} nodes"
+                    )));
+                }
+                if a != b {
+                    sym[a].push(b as u32);
+                    sym[b].push(a as u32);
+                }
+            }
+        }
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut neighbors = Vec::new();
+        offsets.push(0);
+        for mut l in sym {
+            l.sort_unstable();
+            l.dedup();
+            neighbors.extend(l);
+            offsets.push(neighbors.len());
+        }
+        Ok(NodeGraph { offsets, neighbors })
+    }
+
+    /// The yarn graph of a fabric: its nodes joined by its segments
+    /// (`elements.segments`, warp and weft).
+    pub fn from_fabric(fabric: &Fabric) -> Self {
+        let edges: Vec<[usize; 2]> = fabric
+            .elements
+            .segments
+            .iter()
+            .map(|s| [s.a, s.b])
+            .collect();
+        Self::from_edges(fabric.node_count(), &edges).expect("fabric segments name fabric nodes")
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Sorted neighbours of `node`.
+    pub fn neighbors(&self, node: usize) -> &[u32] {
+        &self.neighbors[self.offsets[node]..self.offsets[node + 1]]
+    }
+}
+
+/// Per node, the sorted set of nodes at most `k` hops away (itself
+/// included): the neighbour exclusion of self-collision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exclusion {
+    hops: usize,
+    offsets: Vec<usize>,
+    near: Vec<u32>,
+}
+
+impl Exclusion {
+    /// Exclusion sets within `hops` hops of every node of `graph`
+    /// (breadth-first search per node, in parallel).
+    pub fn new(graph: &NodeGraph, hops: usize) -> Self {
+        let sets: Vec<Vec<u32>> = (0..graph.node_count())
+            .into_par_iter()
+            .map(|start| {
+                let mut set = vec![start as u32];
+                let mut frontier = vec![start as u32];
+                for _ in 0..hops {
+                    let mut next = Vec::new();
+                    for &v in &frontier {
+                        for &w in graph.neighbors(v as usize) {
+                            if !set.contains(&w) && !next.contains(&w) {
+                                next.push(w);
+                            }
+                        }
+                    }
+                    set.extend_from_slice(&next);
+                    frontier = next;
+                }
+                set.sort_unstable();
+                set
+            })
+            .collect();
+        let mut offsets = Vec::with_capacity(sets.len() + 1);
+        let mut near = Vec::new();
+        offsets.push(0);
+        for s in sets {
+            near.extend(s);
+            offsets.push(near.len());
+        }
+        Exclusion {
+            hops,
+            offsets,
+            near,
+        }
+    }
+
+    /// The hop distance `k`.
+    pub fn hops(&self) -> usize {
+        self.hops
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Whether nodes `a` and `b` are at most `k` hops apart.
+    pub fn near(&self, a: usize, b: usize) -> bool {
+        self.near[self.offsets[a]..self.offsets[a + 1]]
+            .binary_search(&(b as u32))
+            .is_ok()
+    }
+
+    /// Whether the segment pair `p = [a, b]`, `q = [c, d]` (end nodes) is
+    /// excluded: some end of `p` within `k` hops of some end of `q`.
+    pub fn excludes(&self, p: [usize; 2], q: [usize; 2]) -> bool {
+        p.iter().any(|&a| q.iter().any(|&b| self.near(a, b)))
+    }
+}
+
+/// A segment pair closer than `d0`, found by [`SelfCollision::contacts`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SegmentContact {
+    /// Segment indices `[i, j]`, `i < j` (into [`SelfCollision::segments`]).
+    pub segments: [usize; 2],
+    /// End nodes `[p0, p1, q0, q1]` (segment `i`'s then segment `j`'s): the
+    /// node layout of [`super::repulsion`]'s 12 coordinates.
+    pub nodes: [usize; 4],
+    /// Closest points at detection.
+    pub closest: ClosestPoints,
+}
+
+impl SegmentContact {
+    /// The 12 coordinates `[p0, p1, q0, q1]` gathered from positions `x`.
+    pub fn coords(&self, x: &[Vector3<f64>]) -> SVector<f64, 12> {
+        let mut q = SVector::<f64, 12>::zeros();
+        for (k, &n) in self.nodes.iter().enumerate() {
+            q.fixed_rows_mut::<3>(3 * k).copy_from(&x[n]);
+        }
+        q
+    }
+}
+
+/// Self-collision detection for a fixed set of segments: built once per
+/// fabric, queried per Newton iteration or per step.
+#[derive(Clone, Debug)]
+pub struct SelfCollision {
+    segments: Vec<[usize; 2]>,
+    exclusion: Exclusion,
+    d0: f64,
+    cell_size: Option<f64>,
+}
+
+impl SelfCollision {
+    /// Detection for `segments` (end-node pairs) with interaction distance
+    /// `d0 = 2R + margin` (m) and the neighbour `exclusion`.
+    ///
+    /// # Errors
+    /// [`CollideError::SelfCollision`] for `d0` not finite and > 0, or a
+    /// segment naming a node the exclusion does not know.
+    pub fn new(
+        segments: Vec<[usize; 2]>,
+        exclusion: Exclusion,
+        d0: f64,
+    ) -> Result<Self, CollideError> {
+        if !(d0 > 0.0 && d0.is_finite()) {
+            return Err(CollideError::SelfCollision(format!(
+                "expected an interaction distance d0 > 0 m, got {d0}"
+            )));
+        }
+        let n = exclusion.node_count();
+        if let Some((k, s)) = segments
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s[0] >= n || s[1] >= n)
+        {
+            return Err(CollideError::SelfCollision(format!(
+                "segment {k} {s:?} names a node beyond the {n} nodes of the graph"
+            )));
+        }
+        Ok(SelfCollision {
+            segments,
+            exclusion,
+            d0,
+            cell_size: None,
+        })
+    }
+
+    /// Detection over all segments of `fabric` (in `elements.segments`
+    /// order), excluding pairs within `hops` hops in its yarn graph.
+    ///
+    /// # Errors
+    /// As [`Self::new`].
+    pub fn from_fabric(fabric: &Fabric, d0: f64, hops: usize) -> Result<Self, CollideError> {
+        let exclusion = Exclusion::new(&NodeGraph::from_fabric(fabric), hops);
+        let segs = fabric
+            .elements
+            .segments
+            .iter()
+            .map(|s| [s.a, s.b])
+            .collect();
+        Self::new(segs, exclusion, d0)
+    }
+
+    /// Fixes the grid cell edge (m) instead of the default (see the module
+    /// docs); values below `d0` are raised to `d0`. A cell much smaller than
+    /// the segments makes each segment cover many cells.
+    pub fn with_cell_size(mut self, cell_size: f64) -> Self {
+        self.cell_size = Some(cell_size.max(self.d0));
+        self
+    }
+
+    /// The segments, as end-node pairs.
+    pub fn segments(&self) -> &[[usize; 2]] {
+        &self.segments
+    }
+
+    /// The interaction distance `d0` (m).
+    pub fn d0(&self) -> f64 {
+        self.d0
+    }
+
+    /// The neighbour exclusion.
+    pub fn exclusion(&self) -> &Exclusion {
+        &self.exclusion
+    }
+
+    /// Broad phase: all non-excluded segment pairs `[i, j]`, `i < j`, whose
+    /// boxes grown by `d0/2` overlap, sorted; a superset of the pairs closer
+    /// than `d0`. `x` are the node positions (m).
+    pub fn candidates(&self, x: &[Vector3<f64>]) -> Vec<[usize; 2]> {
+        broad_phase(x, &self.segments, self.d0, self.cell_size, &self.exclusion)
+    }
+
+    /// Narrow phase on [`Self::candidates`]: the pairs whose closest
+    /// distance is below `d0`, in the same sorted order.
+    pub fn contacts(&self, x: &[Vector3<f64>]) -> Vec<SegmentContact> {
+        self.candidates(x)
+            .par_iter()
+            .filter_map(|&[i, j]| {
+                let ([a, b], [c, d]) = (self.segments[i], self.segments[j]);
+                let cp = closest_points(&x[a], &x[b], &x[c], &x[d]);
+                (cp.distance < self.d0).then_some(SegmentContact {
+                    segments: [i, j],
+                    nodes: [a, b, c, d],
+                    closest: cp,
+                })
+            })
+            .collect()
+    }
+}
+
+type Cell = [i64; 3];
+
+fn cell_of(p: &Vector3<f64>, h: f64) -> Cell {
+    [
+        (p.x / h).floor() as i64,
+        (p.y / h).floor() as i64,
+        (p.z / h).floor() as i64,
+    ]
+}
+
+fn key(c: Cell) -> u64 {
+    const M: u64 = (1 << 21) - 1;
+    (c[0] as u64 & M) | ((c[1] as u64 & M) << 21) | ((c[2] as u64 & M) << 42)
+}
+
+/// The spatial-hash broad phase (see the module docs): sorted non-excluded
+/// pairs `[i, j]`, `i < j`, of `segments` (end-node pairs into `x`) whose
+/// boxes grown by `d0/2` overlap. `cell_size` `None` picks the default.
+pub fn broad_phase(
+    x: &[Vector3<f64>],
+    segments: &[[usize; 2]],
+    d0: f64,
+    cell_size: Option<f64>,
+    exclusion: &Exclusion,
+) -> Vec<[usize; 2]> {
+    let r = Vector3::repeat(0.5 * d0);
+    // 1. Boxes.
+    let boxes: Vec<(Vector3<f64>, Vector3<f64>)> = segments
+        .par_iter()
+        .map(|&[a, b]| (x[a].inf(&x[b]) - r, x[a].sup(&x[b]) + r))
+        .collect();
+    let h = cell_size.unwrap_or_else(|| {
+        let ext = boxes
+            .par_iter()
+            .map(|(lo, hi)| (hi - lo).max())
+            .filter(|e| e.is_finite())
+            .reduce(|| 0.0, f64::max);
+        ext.max(d0)
+    });
+    // 2. (key, segment) entries; rayon's ordered collect is the count /
+    // exclusive-scan / scatter of the GPU version.
+    let mut entries: Vec<(u64, u32)> = boxes
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(i, (lo, hi))| {
+            let finite = lo.iter().chain(hi.iter()).all(|c| c.is_finite());
+            let (cl, ch) = if finite {
+                (cell_of(lo, h), cell_of(hi, h))
+            } else {
+                ([0; 3], [-1; 3])
+            };
+            (cl[0]..=ch[0]).flat_map(move |cx| {
+                (cl[1]..=ch[1]).flat_map(move |cy| {
+                    (cl[2]..=ch[2]).map(move |cz| (key([cx, cy, cz]), i as u32))
+                })
+            })
+        })
+        .collect();
+    // 3. Sort by (key, segment).
+    entries.par_sort_unstable();
+    // 4. Run starts.
+    let starts: Vec<usize> = (0..entries.len())
+        .into_par_iter()
+        .filter(|&k| k == 0 || entries[k].0 != entries[k - 1].0)
+        .collect();
+    // 5. Pairs per run, each produced by exactly one run.
+    let mut pairs: Vec<[usize; 2]> = (0..starts.len())
+        .into_par_iter()
+        .flat_map_iter(|ri| {
+            let begin = starts[ri];
+            let end = starts.get(ri + 1).copied().unwrap_or(entries.len());
+            let run_key = entries[begin].0;
+            let mut segs: Vec<usize> = entries[begin..end].iter().map(|e| e.1 as usize).collect();
+            segs.dedup();
+            let mut out = Vec::new();
+            for (ia, &i) in segs.iter().enumerate() {
+                let (lo_i, hi_i) = &boxes[i];
+                for &j in &segs[ia + 1..] {
+                    let (lo_j, hi_j) = &boxes[j];
+                    let overlap = (0..3).all(|k| lo_i[k] <= hi_j[k] && lo_j[k] <= hi_i[k]);
+                    if overlap
+                        && key(cell_of(&lo_i.sup(lo_j), h)) == run_key
+                        && !exclusion.excludes(segments[i], segments[j])
+                    {
+                        out.push([i, j]);
+                    }
+                }
+            }
+            out
+        })
+        .collect();
+    // 6. Deterministic order.
+    pairs.par_sort_unstable();
+    pairs
+}

@@ -1,0 +1,177 @@
+//! The collider type the solver uses: a shape, an optional keyframed motion
+//! and its contact parameters (DESIGN §6, §8 collider objects).
+
+use super::error::CollideError;
+use super::mesh::TriangleMesh;
+use super::motion::RigidMotion;
+use super::penalty::{DEFAULT_FRICTION_SPEED, FrictionEval, PenaltyEval, friction, penalty};
+use super::shapes::{Capsule, Plane, Sdf, Sphere};
+use nalgebra::Vector3;
+use std::sync::Arc;
+
+/// A collider's geometry in its local frame.
+#[derive(Clone, Debug)]
+pub enum Shape {
+    /// Half-space.
+    Plane(Plane),
+    /// Ball.
+    Sphere(Sphere),
+    /// Capsule.
+    Capsule(Capsule),
+    /// Closed triangle mesh (shared, it can be large).
+    Mesh(Arc<TriangleMesh>),
+}
+
+impl Shape {
+    /// Signed distance (m) and unit outward normal at the local point `x`.
+    pub fn distance(&self, x: &Vector3<f64>) -> Sdf {
+        match self {
+            Shape::Plane(s) => s.distance(x),
+            Shape::Sphere(s) => s.distance(x),
+            Shape::Capsule(s) => s.distance(x),
+            Shape::Mesh(s) => s.distance(x),
+        }
+    }
+}
+
+impl From<Plane> for Shape {
+    fn from(s: Plane) -> Self {
+        Shape::Plane(s)
+    }
+}
+impl From<Sphere> for Shape {
+    fn from(s: Sphere) -> Self {
+        Shape::Sphere(s)
+    }
+}
+impl From<Capsule> for Shape {
+    fn from(s: Capsule) -> Self {
+        Shape::Capsule(s)
+    }
+}
+impl From<TriangleMesh> for Shape {
+    fn from(s: TriangleMesh) -> Self {
+        Shape::Mesh(Arc::new(s))
+    }
+}
+
+/// A (possibly moving) external collider with penalty stiffness and Coulomb
+/// friction. World position of a local point: `motion.transform(t) * x`
+/// (identity without motion).
+#[derive(Clone, Debug)]
+pub struct Collider {
+    /// Geometry in the local frame.
+    pub shape: Shape,
+    /// Keyframed rigid motion; `None` for a static collider.
+    pub motion: Option<RigidMotion>,
+    /// Penalty stiffness `k_col` (N/m), DESIGN §8 `stiffness`.
+    pub stiffness: f64,
+    /// Coulomb coefficient `μ` (dimensionless), DESIGN §8 `friction`.
+    pub friction: f64,
+    /// Friction regularisation speed `ε_v` (m/s), default
+    /// [`DEFAULT_FRICTION_SPEED`].
+    pub friction_speed: f64,
+}
+
+/// Everything the assembly needs for one node touching one collider.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NodeContact {
+    /// Signed distance at the node (m).
+    pub phi: f64,
+    /// Unit outward normal at the node.
+    pub normal: Vector3<f64>,
+    /// Penalty energy, gradient (add to `∇V`), Hessian (add to `∂²V/∂x²`).
+    pub penalty: PenaltyEval,
+    /// Friction force (add to `f`) and damping `D = -∂f/∂ẋ` (add `h D` to
+    /// the system matrix).
+    pub friction: FrictionEval,
+}
+
+impl Collider {
+    /// A static collider with `stiffness` (N/m) and friction coefficient
+    /// `friction`.
+    ///
+    /// # Errors
+    /// [`CollideError::InvalidShape`] if `stiffness` or `friction` is
+    /// negative or non-finite.
+    pub fn new(
+        shape: impl Into<Shape>,
+        stiffness: f64,
+        friction: f64,
+    ) -> Result<Self, CollideError> {
+        if !(stiffness >= 0.0 && stiffness.is_finite() && friction >= 0.0 && friction.is_finite()) {
+            return Err(CollideError::InvalidShape {
+                shape: "collider",
+                reason: format!(
+                    "expected finite stiffness >= 0 N/m and friction >= 0, got stiffness \
+                     {stiffness} and friction {friction}"
+                ),
+            });
+        }
+        Ok(Collider {
+            shape: shape.into(),
+            motion: None,
+            stiffness,
+            friction,
+            friction_speed: DEFAULT_FRICTION_SPEED,
+        })
+    }
+
+    /// The same collider following `motion`.
+    pub fn with_motion(mut self, motion: RigidMotion) -> Self {
+        self.motion = Some(motion);
+        self
+    }
+
+    /// Signed distance `φ` (m, negative inside) and unit outward world
+    /// normal `∇φ` at the world point `x` at time `t` (s).
+    pub fn distance(&self, x: &Vector3<f64>, t: f64) -> (f64, Vector3<f64>) {
+        match &self.motion {
+            None => self.shape.distance(x),
+            Some(m) => {
+                let iso = m.transform(t);
+                let (phi, n) = self
+                    .shape
+                    .distance(&iso.inverse_transform_vector(&(x - iso.translation.vector)));
+                (phi, iso.rotation * n)
+            }
+        }
+    }
+
+    /// Velocity (m/s) of the collider's material point at world position `x`
+    /// at time `t` (zero for a static collider).
+    pub fn velocity_at(&self, x: &Vector3<f64>, t: f64) -> Vector3<f64> {
+        match &self.motion {
+            None => Vector3::zeros(),
+            Some(m) => m.velocity_at(x, t),
+        }
+    }
+
+    /// Contact of a node at `x` (m) with velocity `x_dot` (m/s) at time `t`,
+    /// for a yarn of radius `r` plus margin `δ`, `offset = r + δ` (m): `None`
+    /// when `φ(x) ≥ offset`. Penalty per [`penalty`], friction per
+    /// [`friction`] with this collider's `μ`, `ε_v` and velocity.
+    pub fn node_contact(
+        &self,
+        x: &Vector3<f64>,
+        x_dot: &Vector3<f64>,
+        t: f64,
+        offset: f64,
+    ) -> Option<NodeContact> {
+        let (phi, normal) = self.distance(x, t);
+        let pen = penalty(phi, &normal, offset, self.stiffness)?;
+        let v_rel = x_dot - self.velocity_at(x, t);
+        Some(NodeContact {
+            phi,
+            normal,
+            penalty: pen,
+            friction: friction(
+                pen.normal_force,
+                &normal,
+                &v_rel,
+                self.friction,
+                self.friction_speed,
+            ),
+        })
+    }
+}
