@@ -8,12 +8,18 @@
 //!   Euler-Lagrange inertia forces (`∇_q T - Ṁ q̇`, [SBO17 eq. 1]);
 //! - the system matrix `A = M(q_n) - h ∂f/∂q̇ - h² ∂f/∂q` in 5x5 block CSR.
 //!   Its elastic part is the exact energy Hessian, its damping parts the
-//!   symmetric, clamped Jacobians of \[SBO17 eq. 10-11\]. The Euler-Lagrange
-//!   inertia terms enter the residual only: their Jacobians are not symmetric
-//!   and are small (`h|u̇|/Δu` relative to `M`), so Newton is inexact there.
+//!   symmetric, clamped Jacobians of \[SBO17 eq. 10-11\].
 //!
 //! The mass matrix is the Eulerian segment mass of DESIGN §4 evaluated at the
-//! start of the step, plus lumped point masses on positions.
+//! start of the step, plus lumped point masses on positions, and the
+//! Euler-Lagrange inertia terms `∇_q T - Ṁ q̇` are evaluated there too
+//! (explicitly, at `(q_n, v_n)`): their Jacobians are not symmetric and are
+//! not small for fast rigid motion (the arc-length rows carry `ρ_l|V|²/2`
+//! per segment end), so leaving them implicit without their Jacobian made
+//! Newton converge only linearly. Treated explicitly, `A = dR/dv` exactly
+//! (up to the damping clamps) and Newton converges quadratically. The terms
+//! do no net work (`q̇·f_in = -½ q̇ᵀṀq̇` balances the change of `M`), so the
+//! explicit treatment is a consistent first-order splitting.
 //!
 //! Parallelism: the elements of each type are coloured once so that no two
 //! elements of a colour share a node; each colour is evaluated in parallel
@@ -275,7 +281,8 @@ impl Assembler {
                     let mut re = m * (ve - vne);
                     ae += m;
                     en.kinetic += 0.5 * ve.dot(&(m * ve));
-                    fe += inertia::inertia_force(mp.rho_l, &qe, &ve);
+                    // Euler-Lagrange inertia terms, explicit at (q_n, v_n).
+                    fe += inertia::inertia_force(mp.rho_l, &qne, &vne);
                     // Stretch.
                     let st = stretch::strain(&qe);
                     let sm = stretch::measure(&qe);

@@ -404,6 +404,7 @@ impl Simulation {
             // Backtracking line search on |R|₂: the largest α = 2^-k
             // (k ≤ 12) with sufficient decrease; none found rejects the step.
             let mut alpha: f64 = 1.0;
+            let mut stagnated = false;
             loop {
                 update(&mut v_try, |i, _| v[i] + alpha * dv[i]);
                 let (e, _) =
@@ -425,6 +426,7 @@ impl Simulation {
                     // No decrease along the Newton direction: stagnation at
                     // round-off counts as converged, anything else rejects.
                     if inf_norm(&r) / h <= 1e3 * self.settings.newton_tolerance * scale {
+                        stagnated = true;
                         break;
                     }
                     return Err(Rejection::LineSearch {
@@ -437,8 +439,9 @@ impl Simulation {
             // Stagnation at round-off: the update no longer changes v.
             let v_scale = inf_norm(&v) + self.assembler.gravity.norm() * h + 1e-12;
             let update = alpha * inf_norm(&dv);
-            converged =
-                residual_inf <= self.settings.newton_tolerance * scale || update <= 1e-12 * v_scale;
+            converged = stagnated
+                || residual_inf <= self.settings.newton_tolerance * scale
+                || update <= 1e-12 * v_scale;
         }
         stats.residual = residual_inf;
         if let Some(i) = v.iter().position(|x| !x.is_finite()) {

@@ -184,11 +184,15 @@ fn matrix_is_derivative_of_residual() {
     }
 }
 
-/// Free fall of an unstrained patch with strong strain-rate damping: backward
-/// Euler integrates a constant acceleration exactly, v_N = g t and
-/// x_N = x_0 + g h² N(N+1)/2, to 1e-8 relative (the floor set by round-off of
-/// the 500 N stretch forces acting on ~1e-8 kg nodes; observed ~1e-9), and the
-/// damping does nothing to the rigid motion: dissipated energy 0 to round-off.
+/// Free fall of an unstrained patch with very strong strain-rate damping
+/// (k_d = 1 N·s, 10⁷ times the yarn mass per second): backward Euler
+/// integrates a constant acceleration exactly, v_N = g t and
+/// x_N = x_0 + g h² N(N+1)/2, and the damping does nothing to the rigid
+/// motion (dissipated energy 0 to round-off). Asserted to 1e-6 relative:
+/// Newton stops at the round-off floor of the residual, ~1e-11 N for 500 N
+/// stretch and 1 N·s damping forces on 5e-8 kg nodes, which bounds the
+/// velocity error by N h R/m ≈ 2e-5 relative (observed ~7e-8). Any damping of
+/// the rigid motion would be orders of magnitude larger.
 #[test]
 fn free_fall_is_exact() {
     let mut b = FabricBuilder::new(vec![material(Damping::StrainRate(ModeCoefficients {
@@ -219,15 +223,15 @@ fn free_fall_is_exact() {
     let nsteps = 50.0;
     let h = 1e-3;
     for i in 0..x0.len() {
-        assert!((s.x_dot[i].y + 9.81 * 0.05).abs() < 1e-8 * 0.49);
+        assert!((s.x_dot[i].y + 9.81 * 0.05).abs() < 1e-6 * 0.49);
         let expected = x0[i].y - 9.81 * h * h * nsteps * (nsteps + 1.0) / 2.0;
         assert!(
-            (s.x[i].y - expected).abs() < 1e-8 * 0.0125,
+            (s.x[i].y - expected).abs() < 1e-6 * 0.0125,
             "{} vs {}",
             s.x[i].y,
             expected
         );
-        assert!((s.x[i].x - x0[i].x).abs() < 1e-10 * 0.0125);
+        assert!((s.x[i].x - x0[i].x).abs() < 1e-8 * 0.0125);
     }
     assert!(sim.dissipated.abs() < 1e-15, "{}", sim.dissipated);
 }
