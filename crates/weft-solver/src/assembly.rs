@@ -27,6 +27,7 @@
 //! element-to-block scatter map (no hashing, sorting or atomics per step).
 
 use crate::bsr::{B, Block, BlockSparse};
+use crate::collide::{Collider, SegmentContact, SelfCollision, repulsion};
 use crate::par::{map_reduce, update};
 use nalgebra::{SMatrix, SVector, Vector3};
 use weft_core::{Damping, Fabric, Family, ModeCoefficients};
@@ -118,6 +119,28 @@ fn colour(count: usize, node_count: usize, nodes: impl Fn(usize) -> Vec<usize>) 
     colours
 }
 
+/// Self-collision between yarn segments that are not neighbours in the weave
+/// (DESIGN §6): repulsion `V = ½ k (d0 - d)²` for closest distance `d < d0`.
+pub struct SelfContact {
+    /// Broad phase (spatial hash) and neighbour exclusion, built once.
+    pub detector: SelfCollision,
+    /// Interaction distance `d0 = 2R + margin` (m).
+    pub d0: f64,
+    /// Repulsion stiffness `k` (N/m).
+    pub stiffness: f64,
+    /// Candidate pairs found at the start of the current step (within `2 d0`).
+    pub contacts: Vec<SegmentContact>,
+}
+
+/// External colliders (each with its margin δ, m) and self-collision.
+#[derive(Default)]
+pub struct ContactModel {
+    /// Colliders and their margins.
+    pub colliders: Vec<(Collider, f64)>,
+    /// Yarn-yarn repulsion, if enabled.
+    pub self_collision: Option<SelfContact>,
+}
+
 /// The assembler: the fabric, per-material parameters, the matrix pattern,
 /// the element-to-block scatter maps and the element colourings, all built
 /// once.
@@ -129,6 +152,12 @@ pub struct Assembler {
     pub gravity: Vector3<f64>,
     /// Small-angle switch for bending (rad).
     pub bending_threshold: f64,
+    /// Colliders and self-collision.
+    pub contact: ContactModel,
+    /// Time at the end of the step being assembled (s), for moving colliders.
+    pub time: f64,
+    node_radius: Vec<f64>,
+    node_ids: Vec<u32>,
     /// The system matrix (pattern fixed, values rewritten every assembly).
     pub matrix: BlockSparse,
     seg_blocks: Vec<[u32; 4]>,
@@ -209,11 +238,22 @@ impl Assembler {
                 },
             })
             .collect();
+        let node_radius = (0..n)
+            .map(|i| {
+                fabric.node_yarns[i][0]
+                    .or(fabric.node_yarns[i][1])
+                    .map_or(0.0, |y| fabric.materials[fabric.yarns[y].material].radius)
+            })
+            .collect();
         Self {
             fabric,
             params,
             gravity,
             bending_threshold: bending::DEFAULT_THRESHOLD,
+            contact: ContactModel::default(),
+            time: 0.0,
+            node_radius,
+            node_ids: (0..n as u32).collect(),
             matrix,
             seg_blocks,
             bend_blocks,
@@ -467,6 +507,80 @@ impl Assembler {
             }
         }
 
+        // Colliders: penalty contact and Coulomb friction per node (each node
+        // writes only its own entries, so nodes run in parallel).
+        if !self.contact.colliders.is_empty() {
+            let colliders = &self.contact.colliders;
+            let radius = &self.node_radius;
+            let t = self.time;
+            let diag = &self.matrix.diag;
+            let e = map_reduce(
+                &self.node_ids,
+                |&i| {
+                    let i = i as usize;
+                    let o = B * i;
+                    let x = Vector3::new(q[o], q[o + 1], q[o + 2]);
+                    let xd = Vector3::new(v[o], v[o + 1], v[o + 2]);
+                    let mut en = Energies::default();
+                    for (c, margin) in colliders {
+                        let Some(nc) = c.node_contact(&x, &xd, t, radius[i] + margin) else {
+                            continue;
+                        };
+                        en.elastic += nc.penalty.energy;
+                        en.dissipation_power -= nc.friction.force.dot(&nc.friction.slip_velocity);
+                        let f = nc.friction.force - nc.penalty.gradient;
+                        let a = nc.penalty.hessian * (h * h) + nc.friction.damping * h;
+                        // SAFETY: only node i's entries and diagonal block.
+                        unsafe {
+                            for r in 0..3 {
+                                *res.ptr().add(o + r) -= h * f[r];
+                                if with_matrix {
+                                    let blk = &mut *vals.ptr().add(diag[i]);
+                                    for col in 0..3 {
+                                        blk[r][col] += a[(r, col)];
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    en
+                },
+                Energies::default,
+                |a, b| a + b,
+            );
+            total = total + e;
+        }
+
+        // Self-collision: repulsion between the pairs found at the step start.
+        // Only the node-diagonal 3x3 blocks of each pair's (PSD, Gauss-Newton)
+        // Hessian enter the matrix, since the pattern is fixed; the block
+        // diagonal of a PSD matrix is PSD, and Newton is inexact only there.
+        if let Some(sc) = &self.contact.self_collision {
+            for c in &sc.contacts {
+                let mut q12 = SVector::<f64, 12>::zeros();
+                for (k, &nd) in c.nodes.iter().enumerate() {
+                    for r in 0..3 {
+                        q12[3 * k + r] = q[B * nd + r];
+                    }
+                }
+                let Some(ev) = repulsion(&q12, sc.d0, sc.stiffness) else {
+                    continue;
+                };
+                total.elastic += ev.energy;
+                for (k, &nd) in c.nodes.iter().enumerate() {
+                    for r in 0..3 {
+                        residual[B * nd + r] += h * ev.gradient[3 * k + r];
+                        if with_matrix {
+                            let blk = &mut self.matrix.values[self.matrix.diag[nd]];
+                            for col in 0..3 {
+                                blk[r][col] += h * h * ev.hessian[(3 * k + r, 3 * k + col)];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
         // Point masses on positions.
         for (node, &pm) in f.point_mass.iter().enumerate() {
             if pm == 0.0 {
@@ -493,6 +607,21 @@ impl Assembler {
             }
         }
         (total, peak)
+    }
+
+    /// Prepares a step ending at time `t_end` from coordinates `q_n`: sets the
+    /// collider time and refreshes the self-collision pairs (broad and narrow
+    /// phase at `q_n`, pairs within `2 d0` kept so that approaching pairs are
+    /// seen during the step).
+    pub fn begin_step(&mut self, q_n: &[f64], t_end: f64) {
+        self.time = t_end;
+        if let Some(sc) = &mut self.contact.self_collision {
+            let x: Vec<Vector3<f64>> = q_n
+                .chunks(B)
+                .map(|c| Vector3::new(c[0], c[1], c[2]))
+                .collect();
+            sc.contacts = sc.detector.contacts(&x);
+        }
     }
 
     /// Updates the friction anchors after an accepted step (DESIGN §2,
