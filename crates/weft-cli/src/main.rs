@@ -1,8 +1,11 @@
 //! `weft`: the command-line front end of the yarn-level cloth engine.
 //!
-//! Subcommands: `bench` (solver benchmarks on woven patches).
+//! Subcommands: `run` (simulate a scene file), `plot` and `analyze damping`
+//! (look at a run's energy curves), `bench` (solver benchmarks).
 
+mod analyze;
 mod bench;
+mod run;
 
 use clap::{Parser, Subcommand};
 
@@ -16,6 +19,13 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Simulate a scene file and write energy.csv, final_state.json and frames.
+    Run(run::RunArgs),
+    /// Plot energy curves of one run, or kinetic energy of several, as SVG.
+    Plot(analyze::PlotArgs),
+    /// Analyse a run's outputs.
+    #[command(subcommand)]
+    Analyze(analyze::AnalyzeCommand),
     /// Benchmark assembly, PCG and full backward-Euler steps on woven patches.
     Bench(bench::BenchArgs),
 }
@@ -23,6 +33,9 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
+        Command::Run(args) => run::run(&args),
+        Command::Plot(args) => analyze::plot(&args),
+        Command::Analyze(cmd) => analyze::analyze(&cmd),
         Command::Bench(args) => bench::run(&args),
     }
 }

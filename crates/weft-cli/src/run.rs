@@ -1,0 +1,248 @@
+//! `weft run SCENE.json --out DIR` (DESIGN §8): simulates a scene file and
+//! writes `energy.csv` (one row per output frame), `final_state.json` and
+//! per-frame geometry under `frames/`, with a progress bar and a one-line
+//! summary. Outputs are written atomically (energy rows are appended and
+//! flushed one by one), so a failed run keeps every frame it finished; on a
+//! solver failure the last good state is still written to `final_state.json`.
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use nalgebra::Vector3;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use weft_io::{BuiltScene, ColliderShape, ColliderSpec, EnergyCsv, EnergyRow, Scene};
+use weft_solver::collide::{Capsule, Collider, Plane, RigidMotion, Sphere, TriangleMesh};
+use weft_solver::{Handle, Settings, Simulation};
+
+/// Arguments of `weft run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Scene file (JSON, DESIGN §8).
+    pub scene: PathBuf,
+    /// Output directory (created if missing; existing outputs are replaced).
+    #[arg(long, short)]
+    pub out: PathBuf,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// One Newton iteration per step (linearly implicit backward Euler).
+    #[arg(long)]
+    pub one_iteration: bool,
+}
+
+/// Converts a scene collider into the solver's collider.
+pub fn collider(spec: &ColliderSpec) -> Result<(Collider, f64)> {
+    let v = Vector3::from;
+    let shape: weft_solver::collide::Shape = match &spec.shape {
+        ColliderShape::Plane { point, normal } => Plane::new(v(*point), v(*normal))?.into(),
+        ColliderShape::Sphere { center, radius } => Sphere::new(v(*center), *radius)?.into(),
+        ColliderShape::Capsule { a, b, radius } => Capsule::new(v(*a), v(*b), *radius)?.into(),
+        ColliderShape::Mesh {
+            path,
+            translation,
+            scale,
+        } => TriangleMesh::from_obj(path, *scale, v(*translation))?.into(),
+    };
+    let mut c = Collider::new(shape, spec.stiffness, spec.friction)?;
+    if !spec.keyframes.is_empty() {
+        c = c.with_motion(RigidMotion::from_translations(&spec.keyframes)?);
+    }
+    Ok((c, spec.margin))
+}
+
+/// Builds the simulation of a built scene (fabric, colliders, handles,
+/// integrator settings).
+pub fn simulation(built: BuiltScene, one_iteration: bool) -> Result<Simulation> {
+    let ts = &built.time_step;
+    let it = &built.integrator;
+    let settings = Settings {
+        dt: ts.dt,
+        adaptive: ts.adaptive,
+        dt_min: ts.dt_min,
+        dt_max: ts.dt_max,
+        newton_max_iterations: it.newton_max_iterations,
+        newton_tolerance: it.newton_tolerance,
+        cg_tolerance: it.cg_tolerance,
+        cg_max_iterations: it.cg_max_iterations,
+        one_iteration,
+        ..Settings::default()
+    };
+    let handles = built
+        .handles
+        .iter()
+        .map(|h| Handle {
+            nodes: h.nodes.clone(),
+            keyframes: h.keyframes.clone(),
+        })
+        .collect();
+    let colliders = built
+        .colliders
+        .iter()
+        .map(|c| {
+            collider(c)
+                .with_context(|| format!("{}: objects[{}]", built.source.display(), c.object))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut sim = Simulation::new(
+        built.fabric,
+        Vector3::from(built.gravity),
+        settings,
+        handles,
+    );
+    sim.assembler.contact.colliders = colliders;
+    Ok(sim)
+}
+
+/// Summary of a finished run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// Accepted steps.
+    pub steps: usize,
+    /// Rejected step attempts.
+    pub rejected: usize,
+    /// Output frames written (including t = 0).
+    pub frames: usize,
+    /// Wall time (s).
+    pub wall_s: f64,
+}
+
+fn row(sim: &mut Simulation, h: f64, newton: usize, cg: usize) -> EnergyRow {
+    let e = sim.energies();
+    EnergyRow {
+        t: sim.t,
+        kinetic: e.kinetic,
+        elastic: e.elastic,
+        gravity: e.gravity,
+        dissipated: sim.dissipated,
+        h,
+        newton_iters: newton as u64,
+        cg_iters: cg as u64,
+    }
+}
+
+/// Runs `scene` and writes its outputs into `out`.
+///
+/// # Errors
+/// Scene errors (file, JSON path, expectation), collider errors, output
+/// errors, and a solver failure (the step fell below `dt_min`, naming the
+/// reason and element); in the last case the outputs up to the failure are
+/// kept and `final_state.json` holds the last good state.
+pub fn run_scene(scene: &Path, out: &Path, quiet: bool, one_iteration: bool) -> Result<RunSummary> {
+    let start = Instant::now();
+    let scene = Scene::from_path(scene)?;
+    let built = scene.build()?;
+    let (duration, interval) = (built.duration, built.output.interval);
+    let write_obj = !built.output.formats.is_empty();
+    let mut sim = simulation(built, one_iteration)?;
+    std::fs::create_dir_all(out.join("frames"))
+        .with_context(|| format!("cannot create {}", out.display()))?;
+    let mut csv = EnergyCsv::create(out.join("energy.csv"))?;
+    let frames = (duration / interval - 1e-9).ceil().max(1.0) as usize;
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(frames as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} frames  {msg}  [{elapsed_precise}, eta {eta}]",
+        )
+        .expect("valid template"),
+    );
+    let h0 = sim.h;
+    let first = row(&mut sim, h0, 0, 0);
+    csv.append(&first)?;
+    if write_obj {
+        weft_io::write_obj_frame(
+            weft_io::frame_path(out, 0, "obj"),
+            &sim.assembler.fabric,
+            &sim.state(),
+        )?;
+    }
+    let (mut steps, mut newton_total, mut cg_total) = (0usize, 0usize, 0usize);
+    for k in 1..=frames {
+        let t_k = if k == frames {
+            duration
+        } else {
+            k as f64 * interval
+        };
+        let (mut newton, mut cg, mut last_h) = (0usize, 0usize, sim.h);
+        let result = sim.advance_to(t_k, |s, st| {
+            newton += st.newton_iterations;
+            cg += st.cg_iterations;
+            last_h = st.h;
+            bar.set_message(format!(
+                "t {:.4} s  h {:.1e} s  newton {}  cg {}",
+                s.t, st.h, st.newton_iterations, st.cg_iterations
+            ));
+        });
+        match result {
+            Ok(st) => steps += st.len(),
+            Err(e) => {
+                bar.abandon();
+                weft_io::write_final_state(
+                    out.join("final_state.json"),
+                    &sim.state(),
+                    &sim.assembler.fabric,
+                )?;
+                bail!(
+                    "simulation failed: {e}\n  outputs up to t = {:.6} s are in {} (final_state.json holds the last good state)",
+                    sim.t,
+                    out.display()
+                );
+            }
+        }
+        newton_total += newton;
+        cg_total += cg;
+        let r = row(&mut sim, last_h, newton, cg);
+        csv.append(&r)?;
+        if write_obj {
+            weft_io::write_obj_frame(
+                weft_io::frame_path(out, k, "obj"),
+                &sim.assembler.fabric,
+                &sim.state(),
+            )?;
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    csv.sync()?;
+    weft_io::write_final_state(
+        out.join("final_state.json"),
+        &sim.state(),
+        &sim.assembler.fabric,
+    )?;
+    let rejected: usize = sim.rejections.values().sum();
+    let summary = RunSummary {
+        steps,
+        rejected,
+        frames: frames + 1,
+        wall_s: start.elapsed().as_secs_f64(),
+    };
+    if !quiet {
+        let reasons: Vec<String> = sim
+            .rejections
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        eprintln!(
+            "weft run: {duration} s simulated in {steps} steps ({rejected} rejected{}), {:.1} Newton and {:.0} CG iterations per step, {:.2} s wall -> {}",
+            if reasons.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", reasons.join(", "))
+            },
+            newton_total as f64 / steps.max(1) as f64,
+            cg_total as f64 / steps.max(1) as f64,
+            summary.wall_s,
+            out.display()
+        );
+    }
+    Ok(summary)
+}
+
+/// `weft run`.
+pub fn run(args: &RunArgs) -> Result<()> {
+    run_scene(&args.scene, &args.out, args.quiet, args.one_iteration).map(|_| ())
+}
