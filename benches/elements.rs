@@ -12,17 +12,6 @@ use std::hint::black_box;
 use weft_core::{Fabric, FabricBuilder, Material, State, WovenPatchSpec};
 use weft_potentials::{bending, contact, elastic, gravity, inertia, shear, stretch};
 
-/// Deterministic pseudo-random numbers in [-1, 1) (xorshift), so runs compare.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-}
-
 /// A 64 x 64 patch, bent into a cylinder of radius 2 cm, sheared by 0.2 rad,
 /// with 2 % random noise, random velocities: a mix of scalar and small-angle
 /// bending and shear elements.
@@ -37,16 +26,16 @@ fn patch() -> (Fabric, State) {
     .unwrap();
     let f = b.build().unwrap();
     let mut s = f.initial.clone();
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = weft_potentials::testing::xorshift(0x9E37_79B9_7F4A_7C15);
     for n in 0..f.node_count() {
         let p = s.x[n];
         let (x, z) = (p.x + 0.2 * p.z, p.z);
         let r = 0.02;
         s.x[n] = Vector3::new(r * (x / r).sin(), r * (1.0 - (x / r).cos()), z)
-            + Vector3::new(rng.next(), rng.next(), rng.next()) * 2e-5;
-        s.x_dot[n] = Vector3::new(rng.next(), rng.next(), rng.next()) * 0.1;
-        s.u_dot[n] = rng.next() * 0.01;
-        s.v_dot[n] = rng.next() * 0.01;
+            + Vector3::new(rng(), rng(), rng()) * 2e-5;
+        s.x_dot[n] = Vector3::new(rng(), rng(), rng()) * 0.1;
+        s.u_dot[n] = rng() * 0.01;
+        s.v_dot[n] = rng() * 0.01;
     }
     (f, s)
 }

@@ -5,6 +5,7 @@
 
 use nalgebra::{Rotation3, SVector, Vector3};
 use weft::core::{DOFS_PER_NODE, Fabric, FabricBuilder, Material, State, WovenPatchSpec};
+use weft::potentials::testing::xorshift as rng;
 use weft::potentials::{bending, contact, elastic, gravity, inertia, shear, stretch};
 
 const K_S: f64 = 500.0;
@@ -27,17 +28,6 @@ fn patch(n: usize) -> Fabric {
     ))
     .unwrap();
     b.build().unwrap()
-}
-
-/// Deterministic pseudo-random numbers in [-1, 1).
-fn rng(seed: u64) -> impl FnMut() -> f64 {
-    let mut s = seed;
-    move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
 }
 
 /// A deformed state: bent into a cylinder, sheared, randomly perturbed, and

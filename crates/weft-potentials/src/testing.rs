@@ -46,3 +46,16 @@ pub fn rel_error<const R: usize, const C: usize>(
 ) -> f64 {
     (a - b).norm() / b.norm().max(floor)
 }
+
+/// A deterministic pseudo-random generator of numbers in `[-1, 1)`
+/// (xorshift64), for reproducible random configurations in tests and
+/// benchmarks. `seed` must be non-zero.
+pub fn xorshift(seed: u64) -> impl FnMut() -> f64 {
+    let mut s = seed;
+    move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+}

@@ -408,23 +408,17 @@ impl Assembler {
                     let nodes = [b.center, b.next, b.prev];
                     let qe: SVector<f64, 12> = gather(&q, &nodes, &map);
                     let ve: SVector<f64, 12> = gather(v, &nodes, &map);
-                    let mut en = Energies::default();
                     let ev = bending::energy(mp.k_b, &qe, threshold);
-                    en.elastic += ev.energy;
-                    let mut fe = -ev.gradient;
-                    let mut ae = ev.hessian * (h * h);
-                    if mp.kd.bending > 0.0 {
+                    let damping = (mp.kd.bending > 0.0).then(|| {
                         let d = bending::damping(mp.kd.bending, &qe, &ve, threshold);
-                        fe += d.force();
-                        ae -= d.velocity_jacobian() * h + d.position_jacobian() * (h * h);
-                        en.dissipation_power += 2.0 * d.potential();
-                    }
-                    if let Some((_, beta)) = mp.rayleigh {
-                        let fd = ev.hessian * ve * beta;
-                        fe -= fd;
-                        ae += ev.hessian * (beta * h);
-                        en.dissipation_power += ve.dot(&fd);
-                    }
+                        (
+                            d.force(),
+                            d.velocity_jacobian(),
+                            d.position_jacobian(),
+                            d.potential(),
+                        )
+                    });
+                    let (fe, ae, en) = local_terms(&ev, damping, mp.rayleigh, &ve, h);
                     let re = -fe * h;
                     // SAFETY: colouring, as above.
                     unsafe {
@@ -453,26 +447,20 @@ impl Assembler {
                     let nodes = [x.crossing, x.warp_neighbor, x.weft_neighbor];
                     let qe: SVector<f64, 9> = gather(&q, &nodes, &map);
                     let ve: SVector<f64, 9> = gather(v, &nodes, &map);
-                    let mut en = Energies::default();
                     if sh.k == 0.0 && sh.k_d == 0.0 {
-                        return en;
+                        return Energies::default();
                     }
                     let ev = sh.elastic(&qe);
-                    en.elastic += ev.energy;
-                    let mut fe = -ev.gradient;
-                    let mut ae = ev.hessian * (h * h);
-                    if sh.k_d > 0.0 {
+                    let damping = (sh.k_d > 0.0).then(|| {
                         let d = sh.dissipation(&qe, &ve);
-                        fe += d.force();
-                        ae -= d.velocity_jacobian() * h + d.position_jacobian() * (h * h);
-                        en.dissipation_power += 2.0 * d.potential();
-                    }
-                    if let Some((_, beta)) = mp.rayleigh {
-                        let fd = ev.hessian * ve * beta;
-                        fe -= fd;
-                        ae += ev.hessian * (beta * h);
-                        en.dissipation_power += ve.dot(&fd);
-                    }
+                        (
+                            d.force(),
+                            d.velocity_jacobian(),
+                            d.position_jacobian(),
+                            d.potential(),
+                        )
+                    });
+                    let (fe, ae, en) = local_terms(&ev, damping, mp.rayleigh, &ve, h);
                     let re = -fe * h;
                     // SAFETY: colouring, as above.
                     unsafe {
@@ -704,6 +692,41 @@ fn shear_params(mp: &MaterialParams, spacing: f64) -> shear::Shear {
         )
     })
     .expect("validated material gives valid shear parameters")
+}
+
+/// Strain-rate dissipation of one element: force, velocity Jacobian,
+/// clamped position Jacobian, dissipation potential `W`.
+type LocalDamping<const N: usize> = (SVector<f64, N>, SMatrix<f64, N, N>, SMatrix<f64, N, N>, f64);
+
+/// The local force `f` (elastic + damping), system-matrix block
+/// `h² K - h ∂f_d/∂q̇ - h² ∂f_d/∂q` and energies of an element with elastic
+/// evaluation `ev`, optional strain-rate `damping`, and optional Rayleigh
+/// `(α, β)` (only β acts per element: `-β K q̇`), at velocity `ve`, step `h`.
+fn local_terms<const N: usize>(
+    ev: &weft_potentials::ElementEval<N>,
+    damping: Option<LocalDamping<N>>,
+    rayleigh: Option<(f64, f64)>,
+    ve: &SVector<f64, N>,
+    h: f64,
+) -> (SVector<f64, N>, SMatrix<f64, N, N>, Energies) {
+    let mut en = Energies {
+        elastic: ev.energy,
+        ..Energies::default()
+    };
+    let mut fe = -ev.gradient;
+    let mut ae = ev.hessian * (h * h);
+    if let Some((force, vjac, pjac, potential)) = damping {
+        fe += force;
+        ae -= vjac * h + pjac * (h * h);
+        en.dissipation_power += 2.0 * potential;
+    }
+    if let Some((_, beta)) = rayleigh {
+        let fd = ev.hessian * ve * beta;
+        fe -= fd;
+        ae += ev.hessian * (beta * h);
+        en.dissipation_power += ve.dot(&fd);
+    }
+    (fe, ae, en)
 }
 
 /// Local-to-node map of a segment: `(local node, slot)` for the 8 element

@@ -3,19 +3,10 @@
 
 use nalgebra::{DMatrix, DVector, Vector3};
 use weft_core::{Damping, FabricBuilder, Material, ModeCoefficients, WovenPatchSpec, YarnSpec};
+use weft_potentials::testing::xorshift as rng;
 use weft_solver::bsr::{B, BlockSparse};
 use weft_solver::pcg::{BlockJacobi, CpuOps, PcgStatus, pcg};
 use weft_solver::{Assembler, Settings, Simulation};
-
-fn rng(seed: u64) -> impl FnMut() -> f64 {
-    let mut s = seed;
-    move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-}
 
 fn dense(a: &BlockSparse) -> DMatrix<f64> {
     let mut d = DMatrix::zeros(B * a.n, B * a.n);
