@@ -76,7 +76,7 @@ impl Default for Settings {
 pub enum Rejection {
     /// Newton did not reach the tolerance.
     #[error(
-        "Newton did not converge in {iterations} iterations (residual {residual:.3e} N, scale {scale:.3e} N)"
+        "Newton did not converge in {iterations} iterations (residual {residual:.3e} N, largest at node {node}; scale {scale:.3e} N)"
     )]
     NewtonNotConverged {
         /// Iterations done.
@@ -85,6 +85,8 @@ pub enum Rejection {
         residual: f64,
         /// Force scale (N).
         scale: f64,
+        /// The node with the largest residual.
+        node: usize,
     },
     /// The line search found no decrease of the residual along the Newton
     /// direction (the linearisation is poor at this step size).
@@ -399,6 +401,7 @@ impl Simulation {
                     iterations: stats.newton_iterations,
                     residual: residual_inf,
                     scale,
+                    node: worst_node(&r),
                 });
             }
             // Backtracking line search on |R|₂: the largest α = 2^-k
@@ -452,6 +455,7 @@ impl Simulation {
                 iterations: stats.newton_iterations,
                 residual: residual_inf,
                 scale,
+                node: worst_node(&r),
             });
         }
         let mut q_new = q_n.clone();
@@ -544,6 +548,14 @@ impl Simulation {
         }
         Ok(out)
     }
+}
+
+/// The node with the largest residual entry.
+fn worst_node(r: &[f64]) -> usize {
+    r.iter()
+        .enumerate()
+        .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
+        .map_or(0, |(i, _)| i / B)
 }
 
 fn mask(r: &mut [f64], free: &[f64]) {
