@@ -116,10 +116,13 @@ impl BlockSparse {
         }
     }
 
-    /// Bytes streamed by one [`BlockSparse::spmv`]: the blocks and column
-    /// indices once, `x` gathered once per block (an upper bound; caches
-    /// reuse some of it), `y` written once.
+    /// Bytes one [`BlockSparse::spmv`] must stream at the least: every block
+    /// and column index once, the row pointers, `x` read once and `y` written
+    /// once (gathers of `x` that miss the cache come on top). Dividing by the
+    /// time gives an effective bandwidth comparable with a memory copy.
     pub fn spmv_bytes(&self) -> usize {
-        self.values.len() * (std::mem::size_of::<Block>() + 4 + B * 8) + self.n * B * 8 * 2
+        self.values.len() * (std::mem::size_of::<Block>() + 4)
+            + self.row_ptr.len() * std::mem::size_of::<usize>()
+            + self.n * B * 8 * 2
     }
 }
