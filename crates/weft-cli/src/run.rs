@@ -12,7 +12,10 @@ use nalgebra::Vector3;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use weft_io::{BuiltScene, ColliderShape, ColliderSpec, EnergyCsv, EnergyRow, Scene};
-use weft_solver::collide::{Capsule, Collider, Plane, RigidMotion, Sphere, TriangleMesh};
+use weft_solver::assembly::SelfContact;
+use weft_solver::collide::{
+    Capsule, Collider, Plane, RigidMotion, SelfCollision, Sphere, TriangleMesh,
+};
 use weft_solver::{Handle, Settings, Simulation};
 
 /// Arguments of `weft run`.
@@ -84,6 +87,29 @@ pub fn simulation(built: BuiltScene, one_iteration: bool) -> Result<Simulation> 
                 .with_context(|| format!("{}: objects[{}]", built.source.display(), c.object))
         })
         .collect::<Result<Vec<_>>>()?;
+    let self_contact = match &built.self_collision {
+        Some(sc) => {
+            // d0 = yarn diameter (largest radius of the fabric) + margin; the
+            // broad phase keeps pairs within 2 d0 so approaching pairs are seen.
+            let radius = built
+                .fabric
+                .materials
+                .iter()
+                .map(|m| m.radius)
+                .fold(0.0, f64::max);
+            let d0 = 2.0 * radius + sc.margin;
+            let detector =
+                SelfCollision::from_fabric(&built.fabric, 2.0 * d0, sc.exclusion_hops)
+                    .with_context(|| format!("{}: self_collision", built.source.display()))?;
+            Some(SelfContact {
+                detector,
+                d0,
+                stiffness: sc.stiffness,
+                contacts: Vec::new(),
+            })
+        }
+        None => None,
+    };
     let mut sim = Simulation::new(
         built.fabric,
         Vector3::from(built.gravity),
@@ -91,6 +117,7 @@ pub fn simulation(built: BuiltScene, one_iteration: bool) -> Result<Simulation> 
         handles,
     );
     sim.assembler.contact.colliders = colliders;
+    sim.assembler.contact.self_collision = self_contact;
     Ok(sim)
 }
 

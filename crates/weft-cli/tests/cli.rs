@@ -74,6 +74,24 @@ fn every_shipped_scene_runs_and_writes_the_contract_outputs() {
             .unwrap()
             .count();
         assert_eq!(objs, frames + 1, "{name}: one OBJ per frame");
+        if name == "stacked_patches_self_collision.json" {
+            // Self-collision keeps the upper patch on the lower one: their
+            // centrelines end d0 = 2R + margin = 0.55 mm apart (within 10 %);
+            // without it the upper patch falls through to the plane.
+            let y: Vec<f64> = state["x"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p[1].as_f64().unwrap())
+                .collect();
+            let lower_max = y[..36].iter().cloned().fold(f64::MIN, f64::max);
+            let upper_min = y[36..].iter().cloned().fold(f64::MAX, f64::min);
+            assert!(
+                (upper_min - lower_max - 0.55e-3).abs() < 0.055e-3,
+                "gap {}",
+                upper_min - lower_max
+            );
+        }
         ran += 1;
     }
     assert!(ran >= 5, "only {ran} scenes ran");

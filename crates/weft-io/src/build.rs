@@ -139,6 +139,8 @@ pub struct BuiltScene {
     /// The fabric of all `yarn` and `woven_patch` objects (handle nodes'
     /// positions not free).
     pub fabric: Fabric,
+    /// Self-collision settings, if the scene enables it.
+    pub self_collision: Option<crate::scene::SelfCollisionSpec>,
     /// Colliders in file order.
     pub colliders: Vec<ColliderSpec>,
     /// Handles in file order.
@@ -577,6 +579,7 @@ impl Scene {
         let ts = &self.time_step;
         Ok(BuiltScene {
             fabric,
+            self_collision: self.self_collision.clone(),
             colliders,
             handles,
             duration: self.duration,

@@ -95,11 +95,40 @@ pub struct Scene {
     pub materials: BTreeMap<String, MaterialSpec>,
     /// Objects in file order; their index is the object number.
     pub objects: Vec<SceneObject>,
+    /// Yarn-yarn self-collision (an addition to DESIGN §8); absent: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_collision: Option<SelfCollisionSpec>,
     /// The file the scene was read from (not a key; empty for scenes built in
     /// code). Relative mesh paths are resolved against its directory, and
     /// error messages name it.
     #[serde(skip)]
     pub source: PathBuf,
+}
+
+/// `self_collision`: repulsion between yarn segments that are not neighbours
+/// in the weave (DESIGN §6), `V = ½ k (d0 - d)²` for closest distance
+/// `d < d0 = 2R + margin`, found by a spatial-hash broad phase each step.
+///
+/// | key | unit | default |
+/// |---|---|---|
+/// | `stiffness` | N/m, > 0 | required |
+/// | `margin` | m, ≥ 0 | `0` |
+/// | `exclusion_hops` | count | `2`: segments whose nodes are within this many hops in the fabric graph never collide |
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SelfCollisionSpec {
+    /// Repulsion stiffness `k` (N/m).
+    pub stiffness: f64,
+    /// Margin added to the yarn diameter (m).
+    #[serde(default)]
+    pub margin: f64,
+    /// Neighbour exclusion in graph hops.
+    #[serde(default = "default_exclusion_hops")]
+    pub exclusion_hops: usize,
+}
+
+fn default_exclusion_hops() -> usize {
+    2
 }
 
 /// `time_step`: backward-Euler step size and its adaptive control
@@ -992,6 +1021,10 @@ impl Scene {
             }
         };
         positive("duration", self.duration, "s")?;
+        if let Some(sc) = &self.self_collision {
+            positive("self_collision.stiffness", sc.stiffness, "N/m")?;
+            non_negative("self_collision.margin", sc.margin, "m")?;
+        }
         let ts = &self.time_step;
         positive("time_step.dt", ts.dt, "s")?;
         if let Some(m) = ts.dt_min {

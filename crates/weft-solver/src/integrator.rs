@@ -323,6 +323,7 @@ impl Simulation {
     pub fn energies(&mut self) -> Energies {
         let (q, v) = (self.q.clone(), self.v.clone());
         let mut r = std::mem::take(&mut self.residual);
+        self.assembler.time = self.t;
         let (e, _) = self
             .assembler
             .assemble(&q, &v, &v, 0.0, &self.anchors, &mut r, false);
@@ -359,6 +360,8 @@ impl Simulation {
             h,
             ..Default::default()
         };
+        // Collider time and self-collision pairs for this step.
+        self.assembler.begin_step(&q_n, self.t + h);
         let mut r = vec![0.0; n];
         let (mut energies, _) =
             self.assembler
