@@ -1,22 +1,31 @@
 //! Backward Euler with Newton's method and adaptive time steps (DESIGN §5).
 //!
 //! Each step solves `M (q̇⁺ - q̇) = h f(q⁺, q̇⁺)`, `q⁺ = q + h q̇⁺` for the
-//! velocities `q̇⁺` by Newton's method: every iteration solves
-//! `(M - h ∂f/∂q̇ - h² ∂f/∂q) Δq̇ = -R` with block-Jacobi PCG, then a
-//! backtracking line search on the merit `|R|₂` accepts the largest step
-//! `α ∈ {1, ½, ¼, …}` that decreases it (down to α = 1/64). Convergence:
-//! `|R|∞ / h ≤ newton_tolerance · F`, a residual in force units relative to
-//! the force scale `F` of the step (the largest inertial, elastic or
-//! gravitational nodal force; at least 1e-12 N).
+//! velocities `q̇⁺` by Newton's method (one iteration in `one_iteration`
+//! mode). Every iteration solves `(M - h ∂f/∂q̇ - h² ∂f/∂q) Δq̇ = -R` with
+//! block-Jacobi PCG to the relative tolerance `η = 0.1·target/|R|` clamped to
+//! `[cg_tolerance, 0.5]` (an inexact-Newton forcing term: no linear solve is
+//! more accurate than the Newton target needs), then a backtracking line
+//! search on the merit `|R|₂` accepts the largest `α ∈ {1, ½, …, 2⁻¹²}` with
+//! sufficient decrease.
+//!
+//! Convergence: `|R|∞ / h ≤ newton_tolerance · F`, a residual in force units
+//! relative to the force scale `F` of the step (the largest nodal force at the
+//! start of the step, at least the gravity on the heaviest node and 1e-12 N);
+//! or stagnation at the round-off floor (the line search finds no decrease
+//! while the residual is within 1000x of the target, or the update changes no
+//! velocity by more than 1e-12 of `|v|∞ + |g| h`).
 //!
 //! A step is rejected, and retried at `h/2`, when Newton does not converge
-//! within `newton_max_iterations`, PCG stops without reaching a useful
-//! residual, any arc-length difference `Δu` along a yarn becomes
-//! non-positive, any stretch strain changes by more than
-//! `max_strain_change` in one step, or any value is non-finite. After
-//! `growth_after` accepted steps in a row `h` doubles, up to `dt_max`. Steps
-//! are cut to land exactly on requested times. A step below `dt_min` is an
-//! error that names the reason and the element.
+//! within `newton_max_iterations` (naming the node with the largest
+//! residual), the line search finds no decrease, PCG stops without reaching a
+//! useful residual, any arc-length difference `Δu` along a yarn becomes
+//! non-positive (naming the yarn and nodes), any stretch strain changes by
+//! more than `max_strain_change` in one step (naming the segment), or any
+//! value is non-finite (naming the node). The reasons are counted in
+//! [`Simulation::rejections`]. After `growth_after` accepted steps in a row
+//! `h` doubles, up to `dt_max`. Steps are cut to land exactly on requested
+//! times. A rejected step below `dt_min` is an error carrying the last reason.
 
 use crate::assembly::{Assembler, Energies};
 use crate::bsr::B;
