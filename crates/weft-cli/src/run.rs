@@ -1,7 +1,7 @@
 //! `weft run SCENE.json --out DIR` (DESIGN §8): simulates a scene file and
-//! writes `energy.csv` (one row per output frame), `final_state.json` and
-//! per-frame geometry under `frames/`, with a progress bar and a one-line
-//! summary. Outputs are written atomically (energy rows are appended and
+//! writes `energy.csv` (one row per output frame), `energy.svg` (the energy
+//! curves), `final_state.json` and per-frame geometry under `frames/`, with a
+//! progress bar and a one-line summary. Outputs are written atomically (energy rows are appended and
 //! flushed one by one), so a failed run keeps every frame it finished; on a
 //! solver failure the last good state is still written to `final_state.json`.
 
@@ -235,6 +235,13 @@ pub fn run_scene(scene: &Path, out: &Path, quiet: bool, one_iteration: bool) -> 
     }
     bar.finish_and_clear();
     csv.sync()?;
+    // The energy curves as a picture next to the numbers.
+    let columns = weft_analysis::read_energy_csv(out.join("energy.csv"))?;
+    weft_analysis::plot_energy(
+        &columns,
+        out.join("energy.svg"),
+        &weft_analysis::PlotOptions::default(),
+    )?;
     weft_io::write_final_state(
         out.join("final_state.json"),
         &sim.state(),

@@ -70,6 +70,11 @@ fn every_shipped_scene_runs_and_writes_the_contract_outputs() {
         let n = state["x"].as_array().unwrap().len();
         assert_eq!(state["u"].as_array().unwrap().len(), n);
         assert_eq!(state["v"].as_array().unwrap().len(), n);
+        let svg = std::fs::read_to_string(out.path().join("energy.svg")).unwrap();
+        assert!(
+            svg.contains("<svg") && svg.contains("kinetic"),
+            "{name}: energy.svg"
+        );
         let objs = std::fs::read_dir(out.path().join("frames"))
             .unwrap()
             .count();
