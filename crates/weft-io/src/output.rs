@@ -103,8 +103,9 @@ pub fn atomic_write(
     Ok(())
 }
 
-/// The exact header of `energy.csv` (DESIGN §8).
-pub const ENERGY_HEADER: &str = "t,kinetic,elastic,gravity,dissipated,h,newton_iters,cg_iters";
+/// The exact header of `energy.csv` (DESIGN §8), defined once in
+/// weft-analysis (which reads the file for plots and fits).
+pub const ENERGY_HEADER: &str = weft_analysis::ENERGY_CSV_HEADER;
 
 /// One row of `energy.csv`: the state at an output frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
