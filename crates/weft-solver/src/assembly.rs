@@ -158,6 +158,8 @@ pub struct Assembler {
     pub time: f64,
     node_radius: Vec<f64>,
     node_ids: Vec<u32>,
+    /// Reused buffer for `q = q_n + h v`.
+    q_buf: Vec<f64>,
     /// The system matrix (pattern fixed, values rewritten every assembly).
     pub matrix: BlockSparse,
     seg_blocks: Vec<[u32; 4]>,
@@ -254,6 +256,7 @@ impl Assembler {
             time: 0.0,
             node_radius,
             node_ids: (0..n as u32).collect(),
+            q_buf: Vec::new(),
             matrix,
             seg_blocks,
             bend_blocks,
@@ -286,8 +289,11 @@ impl Assembler {
         residual: &mut [f64],
         with_matrix: bool,
     ) -> (Energies, StrainPeak) {
-        let mut q = q_n.to_vec();
-        update(&mut q, |i, a| a + h * v[i]);
+        // q = q_n + h v in a buffer kept across calls (no allocation per
+        // assembly); taken out of `self` while the element loops borrow it.
+        let mut q = std::mem::take(&mut self.q_buf);
+        q.resize(q_n.len(), 0.0);
+        update(&mut q, |i, _| q_n[i] + h * v[i]);
         update(residual, |_, _| 0.0);
         if with_matrix {
             self.matrix.set_zero();
@@ -594,6 +600,7 @@ impl Assembler {
                 }
             }
         }
+        self.q_buf = q;
         (total, peak)
     }
 
