@@ -11,12 +11,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 use nalgebra::Vector3;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use weft_io::{BuiltScene, ColliderShape, ColliderSpec, EnergyCsv, EnergyRow, Scene};
+use weft_io::{
+    BuiltScene, ColliderShape, ColliderSpec, EnergyCsv, EnergyRow, PreconditionerChoice, Scene,
+};
 use weft_solver::assembly::SelfContact;
 use weft_solver::collide::{
     Capsule, Collider, Plane, RigidMotion, SelfCollision, Sphere, TriangleMesh,
 };
-use weft_solver::{Handle, Settings, Simulation};
+use weft_solver::{Handle, LinearSolver, Settings, Simulation};
 
 /// Arguments of `weft run`.
 #[derive(Args, Debug)]
@@ -69,6 +71,11 @@ pub fn simulation(built: BuiltScene, one_iteration: bool) -> Result<Simulation> 
         cg_tolerance: it.cg_tolerance,
         cg_max_iterations: it.cg_max_iterations,
         one_iteration,
+        linear_solver: match it.preconditioner {
+            PreconditionerChoice::Auto => LinearSolver::Auto,
+            PreconditionerChoice::Cholesky => LinearSolver::Cholesky,
+            PreconditionerChoice::BlockJacobi => LinearSolver::BlockJacobi,
+        },
         ..Settings::default()
     };
     let handles = built

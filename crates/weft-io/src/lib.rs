@@ -51,6 +51,7 @@ pub use output::{
 };
 pub use scene::{
     CapsuleObject, DampingSpec, FrictionSpec, HandleObject, Integrator, MaterialSpec, MeshObject,
-    ModeSpec, OBJECT_TYPES, Output, OutputFormat, PlaneObject, Scene, SceneObject,
-    SelfCollisionSpec, SphereObject, TimeStep, WeaveSpec, WovenPatchObject, YarnObject,
+    ModeSpec, OBJECT_TYPES, Output, OutputFormat, PlaneObject, PreconditionerChoice, Scene,
+    SceneObject, SelfCollisionSpec, SphereObject, TimeStep, WeaveSpec, WovenPatchObject,
+    YarnObject,
 };

@@ -88,7 +88,8 @@
 //! the 7 reduced variables `(e_1, e_2, D)` rather than the 12 coordinates.
 
 use crate::element::{
-    Dissipation, ElementEval, Measure, Strain, dissipation_with_clamp, elastic, project_psd,
+    Dissipation, ElementEval, Measure, Strain, dissipation_with_clamp, elastic, elastic_projected,
+    project_psd,
 };
 use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 use std::ops::AddAssign;
@@ -477,6 +478,30 @@ pub fn energy(k_b: f64, q: &SVector<f64, DOFS>, threshold: f64) -> ElementEval<D
     match strain(q, threshold) {
         BendingStrain::Scalar(s) => elastic(k_b, &s, &m),
         BendingStrain::Vector(s) => elastic(k_b, &s, &m),
+    }
+}
+
+/// Bending energy and gradient as [`energy`] with the PSD Hessian
+/// approximation of [`crate::elastic_projected`] (N/m, 12 x 12): the
+/// stress-weighted strain Hessian `Σ_k ε_k ∇²ε_k` is clamped in the 7
+/// reduced variables as the damping clamp does [SBO18 §3.4]. This is what
+/// the system matrix uses. `k_b` in N m², `threshold` in rad.
+pub fn energy_projected(k_b: f64, q: &SVector<f64, DOFS>, threshold: f64) -> ElementEval<DOFS> {
+    let m = measure(q);
+    let (e1, e2, dd) = reduced(q);
+    match strain(q, threshold) {
+        BendingStrain::Scalar(s) => {
+            let parts = [scalar_parts(&e1, &e2)];
+            elastic_projected(k_b, &s, &m, |eps| {
+                clamped_stress_hessian(&parts, eps.as_slice(), dd)
+            })
+        }
+        BendingStrain::Vector(s) => {
+            let parts = vector_parts(&e1, &e2);
+            elastic_projected(k_b, &s, &m, |eps| {
+                clamped_stress_hessian(&parts, eps.as_slice(), dd)
+            })
+        }
     }
 }
 

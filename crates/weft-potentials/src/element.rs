@@ -124,6 +124,65 @@ pub fn elastic<const M: usize, const N: usize>(
     }
 }
 
+/// Elastic potential `V = ½ Ω k |ε|²` as [`elastic`] (same energy and
+/// gradient) with a positive semi-definite approximation of its Hessian, for
+/// the system matrix of Newton's method (projected Newton; DESIGN §5 needs an
+/// SPD matrix for PCG and Cholesky).
+///
+/// The exact Hessian splits as
+/// `Ω k ∇εᵀ∇ε + k (a ∇Ωᵀ + ∇Ω aᵀ) + Ω k Σᵢ εᵢ ∇²εᵢ` with `a = ∇εᵀε`. The
+/// first two terms equal `Ω k (∇εᵀ∇ε - aaᵀ/|ε|²) + (k/(Ω|ε|²)) c cᵀ -
+/// (k|ε|²/Ω) ∇Ω∇Ωᵀ` with `c = Ω a + |ε|² ∇Ω`, i.e. a PSD matrix minus a
+/// rank-one term of second order in the strain; that term is dropped (the
+/// `(k|ε|²/Ω) ∇Ω∇Ωᵀ` added here). The stress-weighted strain Hessian
+/// `Σᵢ εᵢ ∇²εᵢ` is replaced by its PSD projection, supplied by
+/// `clamped_stress_hessian(ε)` (an element-specific closed form or
+/// [`project_psd`]), as the damping Jacobians do [SBO18 §3.4]. The result is
+/// PSD and never softer than the exact Hessian (`H⁺ - H ⪰ 0`); it equals the
+/// exact Hessian wherever the strain Hessian term is PSD and `∇Ω = 0`.
+/// Requires `Ω > 0`. Shapes and units as in [`elastic`].
+pub fn elastic_projected<const M: usize, const N: usize>(
+    k: f64,
+    strain: &Strain<M, N>,
+    measure: &Measure<N>,
+    clamped_stress_hessian: impl FnOnce(&SVector<f64, M>) -> SMatrix<f64, N, N>,
+) -> ElementEval<N> {
+    let eps = &strain.value;
+    let eps2 = eps.norm_squared();
+    let om = measure.value;
+    let je = strain.jacobian.transpose() * eps;
+    let energy = 0.5 * om * k * eps2;
+    let gradient = je * (om * k) + measure.gradient * (0.5 * k * eps2);
+    let mut h = strain.jacobian.transpose() * strain.jacobian * (om * k);
+    h += clamped_stress_hessian(eps) * (om * k);
+    let cross = je * measure.gradient.transpose() * k;
+    h += cross + cross.transpose();
+    h += measure.gradient * measure.gradient.transpose() * (k * eps2 / om);
+    ElementEval {
+        energy,
+        gradient,
+        hessian: h,
+    }
+}
+
+/// [`elastic_projected`] with the generic clamp: the stress-weighted strain
+/// Hessian `Σᵢ εᵢ ∇²εᵢ` projected by [`project_psd`] (an `N x N`
+/// eigenproblem). Elements with a cheaper closed form pass it to
+/// [`elastic_projected`] instead.
+pub fn elastic_projected_generic<const M: usize, const N: usize>(
+    k: f64,
+    strain: &Strain<M, N>,
+    measure: &Measure<N>,
+) -> ElementEval<N> {
+    elastic_projected(k, strain, measure, |eps| {
+        let mut s = SMatrix::<f64, N, N>::zeros();
+        for i in 0..M {
+            s += strain.hessians[i] * eps[i];
+        }
+        project_psd(&s)
+    })
+}
+
 /// Strain-rate dissipation of one element [SBO17 eq. 6-11, SBO18 eq. 9, 19].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Dissipation<const M: usize, const N: usize> {

@@ -40,4 +40,7 @@ pub mod shear;
 pub mod stretch;
 pub mod testing;
 
-pub use element::{Dissipation, ElementEval, Measure, Strain, dissipation, elastic};
+pub use element::{
+    Dissipation, ElementEval, Measure, Strain, dissipation, elastic, elastic_projected,
+    elastic_projected_generic,
+};

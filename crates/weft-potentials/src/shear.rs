@@ -65,6 +65,7 @@
 
 use crate::element::{
     Dissipation, ElementEval, Measure, Strain, dissipation as generic_dissipation, elastic,
+    elastic_projected_generic, project_psd,
 };
 use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 use std::f64::consts::FRAC_PI_2;
@@ -678,6 +679,35 @@ impl Shear {
             match &self.jamming {
                 Some(j) => elastic_profile(self.k, &s, &m, j.profile(eps)),
                 None => elastic(self.k, &s, &m),
+            }
+        };
+        scatter_eval(&e)
+    }
+
+    /// Energy and gradient as [`Shear::elastic`] with a PSD Hessian
+    /// approximation (N/m, 9x9) for the system matrix: the stress-weighted
+    /// strain Hessian (`Σᵢ εᵢ ∇²εᵢ`, or `Φ'(ε) ∇²ε` with jamming) is projected
+    /// to PSD in the 6 reduced variables [SBO18 §3.4]; the measure `L` is
+    /// constant, so the rest of the Hessian (`L k Φ'' ∇εᵀ∇ε`, `Φ'' ≥ 1`) is
+    /// already PSD (see [`crate::elastic_projected`]).
+    pub fn elastic_projected(&self, q: &SVector<f64, DOFS>) -> ElementEval<DOFS> {
+        let r = Reduced::new(q);
+        let m = Measure::<6>::constant(self.spacing);
+        let eps = r.angle();
+        let e = if eps.abs() < self.threshold {
+            elastic_projected_generic(self.k, &r.small_angle(), &m)
+        } else {
+            let s = r.scalar();
+            let (p, dp, ddp) = match &self.jamming {
+                Some(j) => j.profile(eps),
+                None => (0.5 * eps * eps, eps, 1.0),
+            };
+            let c = self.spacing * self.k;
+            let je: Vec6 = s.jacobian.transpose();
+            ElementEval {
+                energy: c * p,
+                gradient: je * (c * dp),
+                hessian: (je * je.transpose() * ddp + project_psd(&(s.hessians[0] * dp))) * c,
             }
         };
         scatter_eval(&e)

@@ -7,7 +7,9 @@
 //! `Δu = s_b - s_a > 0`; measure `Ω = Δu`; stiffness `k_s = E π R²` (N), the
 //! axial rigidity `EA`. Energy `V = ½ k_s Δu (|Δx|/Δu - 1)²` (J).
 
-use crate::element::{Dissipation, Measure, Strain, dissipation_with_clamp};
+use crate::element::{
+    Dissipation, ElementEval, Measure, Strain, dissipation_with_clamp, elastic_projected,
+};
 use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 
 /// Number of generalised coordinates of a stretch element.
@@ -80,14 +82,48 @@ fn scatter_reduced(h_y: &SMatrix<f64, 4, 4>) -> SMatrix<f64, DOFS, DOFS> {
     h
 }
 
+/// The stress-weighted strain Hessian `w ∇²ε` of a stretch element
+/// projected to PSD in closed form [SBO18 §3.4], `w` a strain or strain-rate
+/// weight (dimensionless or 1/s). In the reduced variables `(Δx, Δu)` the
+/// Hessian splits into the two chord-normal directions (eigenvalue
+/// `w/(|Δx| Δu)`) and a 2x2 block on (chord direction, `Δu`),
+/// `w [[0, -1/Δu²], [-1/Δu², 2|Δx|/Δu³]]`, which always has one eigenvalue
+/// of each sign. The reduced map has orthogonal rows of equal norm, so
+/// clamping there equals clamping the full 8x8 matrix. Shape 8x8, 1/m²
+/// times the unit of `w`.
+pub fn clamped_strain_hessian(q: &SVector<f64, DOFS>, w: f64) -> SMatrix<f64, DOFS, DOFS> {
+    let dx = Vector3::new(q[4] - q[0], q[5] - q[1], q[6] - q[2]);
+    let du = q[7] - q[3];
+    let r = dx.norm();
+    let n = dx / r;
+    let mut h_y = SMatrix::<f64, 4, 4>::zeros();
+    let perp = w / (r * du);
+    if perp > 0.0 {
+        h_y.fixed_view_mut::<3, 3>(0, 0)
+            .copy_from(&((Matrix3::identity() - n * n.transpose()) * perp));
+    }
+    // [[0, b], [b, c]] has eigenvalues c/2 ± sqrt(c²/4 + b²), eigenvector (b, μ).
+    let (b, c) = (-1.0 / (du * du), 2.0 * r / (du * du * du));
+    let root = (0.25 * c * c + b * b).sqrt();
+    let mu = if w > 0.0 {
+        0.5 * c + root
+    } else {
+        0.5 * c - root
+    };
+    let lambda = w * mu; // the positive eigenvalue of w·block
+    if lambda > 0.0 {
+        let norm = (b * b + mu * mu).sqrt();
+        let (v0, v1) = (b / norm, mu / norm);
+        let v = nalgebra::Vector4::new(v0 * n.x, v0 * n.y, v0 * n.z, v1);
+        h_y += v * v.transpose() * lambda;
+    }
+    scatter_reduced(&h_y)
+}
+
 /// Strain-rate dissipation of a stretch element [SBO17 eq. 6-11] with the
 /// closed-form clamp of the stress-weighted strain Hessian `ε̇ ∇²ε`
-/// [SBO18 §3.4]: in the reduced variables `(Δx, Δu)` the Hessian splits into
-/// the two chord-normal directions (eigenvalue `ε̇/(|Δx| Δu)`) and a 2x2 block
-/// on (chord direction, `Δu`), `ε̇ [[0, -1/Δu²], [-1/Δu², 2|Δx|/Δu³]]`, which
-/// always has one eigenvalue of each sign. The reduced map has orthogonal rows
-/// of equal norm, so clamping there equals clamping the full 8x8 matrix.
-/// `k_d` in N·s, `qdot` in m/s (layout in the module docs).
+/// ([`clamped_strain_hessian`], [SBO18 §3.4]). `k_d` in N·s, `qdot` in m/s
+/// (layout in the module docs).
 pub fn dissipation(
     k_d: f64,
     q: &SVector<f64, DOFS>,
@@ -95,34 +131,17 @@ pub fn dissipation(
 ) -> Dissipation<1, DOFS> {
     let s = strain(q);
     let m = measure(q);
-    dissipation_with_clamp(k_d, &s, &m, qdot, |rate| {
-        let rate = rate[0];
-        let dx = Vector3::new(q[4] - q[0], q[5] - q[1], q[6] - q[2]);
-        let du = q[7] - q[3];
-        let r = dx.norm();
-        let n = dx / r;
-        let mut h_y = SMatrix::<f64, 4, 4>::zeros();
-        let perp = rate / (r * du);
-        if perp > 0.0 {
-            h_y.fixed_view_mut::<3, 3>(0, 0)
-                .copy_from(&((Matrix3::identity() - n * n.transpose()) * perp));
-        }
-        // [[0, b], [b, c]] has eigenvalues c/2 ± sqrt(c²/4 + b²), eigenvector (b, μ).
-        let (b, c) = (-1.0 / (du * du), 2.0 * r / (du * du * du));
-        let root = (0.25 * c * c + b * b).sqrt();
-        let mu = if rate > 0.0 {
-            0.5 * c + root
-        } else {
-            0.5 * c - root
-        };
-        let lambda = rate * mu; // the positive eigenvalue of rate·block
-        if lambda > 0.0 {
-            let norm = (b * b + mu * mu).sqrt();
-            let (v0, v1) = (b / norm, mu / norm);
-            let v = nalgebra::Vector4::new(v0 * n.x, v0 * n.y, v0 * n.z, v1);
-            h_y += v * v.transpose() * lambda;
-        }
-        scatter_reduced(&h_y)
+    dissipation_with_clamp(k_d, &s, &m, qdot, |rate| clamped_strain_hessian(q, rate[0]))
+}
+
+/// Stretch energy `V = ½ k_s Δu ε²` (J) and gradient (N, shape 8) with the
+/// PSD Hessian approximation of [`elastic_projected`] (N/m, 8x8), using the
+/// closed-form clamp [`clamped_strain_hessian`]. This is what the system
+/// matrix uses; [`crate::elastic`] on [`strain`] gives the exact Hessian.
+/// `k_s` in N.
+pub fn energy_projected(k_s: f64, q: &SVector<f64, DOFS>) -> ElementEval<DOFS> {
+    elastic_projected(k_s, &strain(q), &measure(q), |eps| {
+        clamped_strain_hessian(q, eps[0])
     })
 }
 

@@ -7,8 +7,16 @@
 //!   elastic, gravity, strain-rate or Rayleigh damping, friction-anchor and
 //!   Euler-Lagrange inertia forces (`∇_q T - Ṁ q̇`, [SBO17 eq. 1]);
 //! - the system matrix `A = M(q_n) - h ∂f/∂q̇ - h² ∂f/∂q` in 5x5 block CSR.
-//!   Its elastic part is the exact energy Hessian, its damping parts the
-//!   symmetric, clamped Jacobians of \[SBO17 eq. 10-11\].
+//!   Its elastic part is a PSD approximation of the energy Hessian per
+//!   element (the stress-weighted strain Hessians projected to PSD and a
+//!   second-order Eulerian term dropped, see
+//!   [`weft_potentials::elastic_projected`]): the exact Hessian of a
+//!   compressed yarn is indefinite, which made PCG break down on negative
+//!   curvature and rules out a Cholesky preconditioner. Its damping parts are
+//!   the symmetric, clamped Jacobians of \[SBO17 eq. 10-11\]. The matrix is
+//!   therefore SPD and Newton is a projected Newton method: quadratic where
+//!   nothing is projected, linear (with the line search) where yarns are
+//!   compressed.
 //!
 //! The mass matrix is the Eulerian segment mass of DESIGN §4 evaluated at the
 //! start of the step, plus lumped point masses on positions, and the
@@ -17,7 +25,7 @@
 //! not small for fast rigid motion (the arc-length rows carry `ρ_l|V|²/2`
 //! per segment end), so leaving them implicit without their Jacobian made
 //! Newton converge only linearly. Treated explicitly, `A = dR/dv` exactly
-//! (up to the damping clamps) and Newton converges quadratically. The terms
+//! up to the elastic and damping clamps. The terms
 //! do no net work (`q̇·f_in = -½ q̇ᵀṀq̇` balances the change of `M`), so the
 //! explicit treatment is a consistent first-order splitting.
 //!
@@ -31,7 +39,9 @@ use crate::collide::{Collider, SegmentContact, SelfCollision, repulsion};
 use crate::par::{map_reduce, update};
 use nalgebra::{SMatrix, SVector, Vector3};
 use weft_core::{Damping, Fabric, Family, ModeCoefficients};
-use weft_potentials::{bending, contact, elastic, friction, gravity, inertia, shear, stretch};
+use weft_potentials::{
+    bending, contact, elastic, elastic_projected, friction, gravity, inertia, shear, stretch,
+};
 
 /// Per-material constants used by the element loops.
 #[derive(Clone, Debug)]
@@ -152,6 +162,11 @@ pub struct Assembler {
     pub gravity: Vector3<f64>,
     /// Small-angle switch for bending (rad).
     pub bending_threshold: f64,
+    /// Use the exact elastic Hessians in the matrix instead of their PSD
+    /// projections (default `false`). The exact matrix is `dR/dv` (up to the
+    /// damping clamps) but indefinite for compressed yarns; it exists to
+    /// verify the assembly against finite differences.
+    pub exact_hessians: bool,
     /// Colliders and self-collision.
     pub contact: ContactModel,
     /// Time at the end of the step being assembled (s), for moving colliders.
@@ -252,6 +267,7 @@ impl Assembler {
             params,
             gravity,
             bending_threshold: bending::DEFAULT_THRESHOLD,
+            exact_hessians: false,
             contact: ContactModel::default(),
             time: 0.0,
             node_radius,
@@ -305,6 +321,7 @@ impl Assembler {
         let params = &self.params;
         let g = self.gravity;
         let threshold = self.bending_threshold;
+        let exact = self.exact_hessians;
 
         // Segments: mass, inertia, stretch, contact, gravity.
         let mut total = Energies::default();
@@ -332,7 +349,15 @@ impl Assembler {
                     // Stretch.
                     let st = stretch::strain(&qe);
                     let sm = stretch::measure(&qe);
-                    let ev = elastic(mp.k_s, &st, &sm);
+                    // PSD Hessian approximation for the matrix (projected
+                    // Newton); the exact one only where Rayleigh needs K.
+                    let ev = if exact {
+                        elastic(mp.k_s, &st, &sm)
+                    } else {
+                        elastic_projected(mp.k_s, &st, &sm, |e| {
+                            stretch::clamped_strain_hessian(&qe, e[0])
+                        })
+                    };
                     en.elastic += ev.energy;
                     fe -= ev.gradient;
                     ae += ev.hessian * (h * h);
@@ -343,10 +368,10 @@ impl Assembler {
                         en.dissipation_power += 2.0 * d.potential;
                     }
                     if let Some((alpha, beta)) = mp.rayleigh {
-                        let c = m * alpha + ev.hessian * beta;
-                        let fd = c * ve;
+                        let k_exact = elastic(mp.k_s, &st, &sm).hessian;
+                        let fd = (m * alpha + k_exact * beta) * ve;
                         fe -= fd;
-                        ae += c * h;
+                        ae += (m * alpha + ev.hessian * beta) * h;
                         en.dissipation_power += ve.dot(&fd);
                     }
                     // Parallel-yarn contact on (s_a, s_b).
@@ -414,7 +439,14 @@ impl Assembler {
                     let nodes = [b.center, b.next, b.prev];
                     let qe: SVector<f64, 12> = gather(&q, &nodes, &map);
                     let ve: SVector<f64, 12> = gather(v, &nodes, &map);
-                    let ev = bending::energy(mp.k_b, &qe, threshold);
+                    let ev = if exact {
+                        bending::energy(mp.k_b, &qe, threshold)
+                    } else {
+                        bending::energy_projected(mp.k_b, &qe, threshold)
+                    };
+                    let rayleigh = mp
+                        .rayleigh
+                        .map(|(_, beta)| (beta, bending::energy(mp.k_b, &qe, threshold).hessian));
                     let damping = (mp.kd.bending > 0.0).then(|| {
                         let d = bending::damping(mp.kd.bending, &qe, &ve, threshold);
                         (
@@ -424,7 +456,7 @@ impl Assembler {
                             d.potential(),
                         )
                     });
-                    let (fe, ae, en) = local_terms(&ev, damping, mp.rayleigh, &ve, h);
+                    let (fe, ae, en) = local_terms(&ev, damping, rayleigh, &ve, h);
                     let re = -fe * h;
                     // SAFETY: colouring, as above.
                     unsafe {
@@ -456,7 +488,12 @@ impl Assembler {
                     if sh.k == 0.0 && sh.k_d == 0.0 {
                         return Energies::default();
                     }
-                    let ev = sh.elastic(&qe);
+                    let ev = if exact {
+                        sh.elastic(&qe)
+                    } else {
+                        sh.elastic_projected(&qe)
+                    };
+                    let rayleigh = mp.rayleigh.map(|(_, beta)| (beta, sh.elastic(&qe).hessian));
                     let damping = (sh.k_d > 0.0).then(|| {
                         let d = sh.dissipation(&qe, &ve);
                         (
@@ -466,7 +503,7 @@ impl Assembler {
                             d.potential(),
                         )
                     });
-                    let (fe, ae, en) = local_terms(&ev, damping, mp.rayleigh, &ve, h);
+                    let (fe, ae, en) = local_terms(&ev, damping, rayleigh, &ve, h);
                     let re = -fe * h;
                     // SAFETY: colouring, as above.
                     unsafe {
@@ -706,13 +743,15 @@ fn shear_params(mp: &MaterialParams, spacing: f64) -> shear::Shear {
 type LocalDamping<const N: usize> = (SVector<f64, N>, SMatrix<f64, N, N>, SMatrix<f64, N, N>, f64);
 
 /// The local force `f` (elastic + damping), system-matrix block
-/// `h² K - h ∂f_d/∂q̇ - h² ∂f_d/∂q` and energies of an element with elastic
-/// evaluation `ev`, optional strain-rate `damping`, and optional Rayleigh
-/// `(α, β)` (only β acts per element: `-β K q̇`), at velocity `ve`, step `h`.
+/// `h² K⁺ - h ∂f_d/∂q̇ - h² ∂f_d/∂q` and energies of an element with elastic
+/// evaluation `ev` (its Hessian `K⁺` the PSD approximation), optional
+/// strain-rate `damping`, and optional Rayleigh `(β, K)` with the exact
+/// stiffness `K` (only β acts per element: the force is `-β K q̇`, its
+/// matrix term `h β K⁺`), at velocity `ve`, step `h`.
 fn local_terms<const N: usize>(
     ev: &weft_potentials::ElementEval<N>,
     damping: Option<LocalDamping<N>>,
-    rayleigh: Option<(f64, f64)>,
+    rayleigh: Option<(f64, SMatrix<f64, N, N>)>,
     ve: &SVector<f64, N>,
     h: f64,
 ) -> (SVector<f64, N>, SMatrix<f64, N, N>, Energies) {
@@ -727,8 +766,8 @@ fn local_terms<const N: usize>(
         ae -= vjac * h + pjac * (h * h);
         en.dissipation_power += 2.0 * potential;
     }
-    if let Some((_, beta)) = rayleigh {
-        let fd = ev.hessian * ve * beta;
+    if let Some((beta, k_exact)) = rayleigh {
+        let fd = k_exact * ve * beta;
         fe -= fd;
         ae += ev.hessian * (beta * h);
         en.dissipation_power += ve.dot(&fd);

@@ -51,11 +51,13 @@ impl BlockSparse {
             row_ptr.push(cols.len());
         }
         let nnz = cols.len();
+        let values = vec![[[0.0; B]; B]; nnz];
+        crate::par::advise_huge_pages(&values);
         Self {
             n,
             row_ptr,
             cols,
-            values: vec![[[0.0; B]; B]; nnz],
+            values,
             diag,
         }
     }

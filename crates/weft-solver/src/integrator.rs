@@ -29,8 +29,9 @@
 
 use crate::assembly::{Assembler, Energies};
 use crate::bsr::B;
+use crate::cholesky::SparseCholesky;
 use crate::par::{inf_norm, norm2, update};
-use crate::pcg::{BlockJacobi, CpuOps, PcgStatus, pcg};
+use crate::pcg::{BlockJacobi, CpuOps, PcgResult, PcgStatus, pcg};
 use nalgebra::Vector3;
 use thiserror::Error;
 use weft_core::{Fabric, State};
@@ -60,7 +61,36 @@ pub struct Settings {
     pub growth_after: usize,
     /// Largest change of any stretch strain in one step.
     pub max_strain_change: f64,
+    /// Preconditioner of the Newton systems.
+    pub linear_solver: LinearSolver,
 }
+
+/// The preconditioner of PCG in each Newton iteration (DESIGN §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinearSolver {
+    /// Block-Jacobi on the 5x5 node blocks: cheapest per iteration and
+    /// memory-light, but the iteration count grows with the stiffness/mass
+    /// ratio and the fabric size (thousands per solve on yarn-scale scenes).
+    BlockJacobi,
+    /// A sparse Cholesky factor of the system matrix
+    /// ([`crate::cholesky::SparseCholesky`]), refreshed lazily: it is reused
+    /// across Newton iterations and steps while PCG converges within
+    /// [`CHOLESKY_STALE_ITERATIONS`] iterations, and refactored otherwise.
+    /// Falls back to block-Jacobi for a solve whose factorisation fails.
+    Cholesky,
+    /// Cholesky up to [`CHOLESKY_MAX_DOFS`] free DOFs (where its factor fits
+    /// in memory comfortably), block-Jacobi above.
+    Auto,
+}
+
+/// Largest number of free DOFs for which [`LinearSolver::Auto`] picks the
+/// sparse Cholesky preconditioner (its factor of a 2D fabric needs roughly
+/// `100·log₂(n)` non-zeros per DOF).
+pub const CHOLESKY_MAX_DOFS: usize = 1_500_000;
+
+/// A reused Cholesky factor is refreshed when PCG with it needs more than
+/// this many iterations.
+pub const CHOLESKY_STALE_ITERATIONS: usize = 20;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -76,6 +106,7 @@ impl Default for Settings {
             one_iteration: false,
             growth_after: 4,
             max_strain_change: 0.1,
+            linear_solver: LinearSolver::Auto,
         }
     }
 }
@@ -232,6 +263,7 @@ pub struct Simulation {
     gravity_scale: f64,
     residual: Vec<f64>,
     strain_ref: Vec<f64>,
+    cholesky: Option<SparseCholesky>,
 }
 
 impl Simulation {
@@ -293,6 +325,7 @@ impl Simulation {
             gravity_scale,
             residual: vec![0.0; B * n],
             strain_ref: vec![0.0; segs],
+            cholesky: None,
         };
         sim.strain_ref = sim.stretch_strains(&sim.q.clone());
         sim
@@ -340,6 +373,83 @@ impl Simulation {
         e
     }
 
+    /// Whether the Newton systems use the sparse Cholesky preconditioner.
+    fn use_cholesky(&self) -> bool {
+        match self.settings.linear_solver {
+            LinearSolver::BlockJacobi => false,
+            LinearSolver::Cholesky => true,
+            LinearSolver::Auto => {
+                self.free.iter().filter(|&&f| f != 0.0).count() <= CHOLESKY_MAX_DOFS
+            }
+        }
+    }
+
+    /// Solves `A dv = rhs` (A = the assembled system matrix) by PCG to the
+    /// relative tolerance `eta`, starting from `dv`. With the Cholesky
+    /// preconditioner a factor from an earlier matrix is tried first with
+    /// at most [`CHOLESKY_STALE_ITERATIONS`] iterations; if that does not
+    /// converge the matrix is refactored and the solve continues from the
+    /// iterate reached. Returns the PCG result and whether `A` was found
+    /// indefinite (a failed factorisation or a negative-curvature direction);
+    /// with the projected (SPD) matrix a failed factorisation falls back to
+    /// block-Jacobi instead.
+    fn solve_linear(&mut self, rhs: &[f64], dv: &mut [f64], eta: f64) -> (PcgResult, bool) {
+        let max_it = self.settings.cg_max_iterations;
+        let exact = self.assembler.exact_hessians;
+        let a = &self.assembler.matrix;
+        let indefinite = |res: &PcgResult| res.status == PcgStatus::NegativeCurvature;
+        let mut spent = 0;
+        if self.use_cholesky() {
+            if !self
+                .cholesky
+                .as_ref()
+                .is_some_and(|c| c.matches(&self.free))
+            {
+                self.cholesky = SparseCholesky::new(a, &self.free).ok();
+            }
+            if let Some(ch) = &mut self.cholesky {
+                if ch.is_factored() {
+                    let ops = CpuOps {
+                        matrix: a,
+                        preconditioner: &*ch,
+                        free: &self.free,
+                    };
+                    let res = pcg(&ops, rhs, dv, eta, CHOLESKY_STALE_ITERATIONS.min(max_it));
+                    if res.status == PcgStatus::Converged || indefinite(&res) {
+                        return (res, indefinite(&res));
+                    }
+                    spent = res.iterations;
+                }
+                if ch.factor(a).is_ok() {
+                    let ops = CpuOps {
+                        matrix: a,
+                        preconditioner: &*ch,
+                        free: &self.free,
+                    };
+                    let mut res = pcg(&ops, rhs, dv, eta, max_it);
+                    res.iterations += spent;
+                    return (res, indefinite(&res));
+                } else if exact {
+                    let res = PcgResult {
+                        status: PcgStatus::NegativeCurvature,
+                        iterations: spent,
+                        relative_residual: 1.0,
+                    };
+                    return (res, true);
+                }
+            }
+        }
+        let pre = BlockJacobi::new(a, &self.free);
+        let ops = CpuOps {
+            matrix: a,
+            preconditioner: &pre,
+            free: &self.free,
+        };
+        let mut res = pcg(&ops, rhs, dv, eta, max_it);
+        res.iterations += spent;
+        (res, indefinite(&res))
+    }
+
     /// Sets the Dirichlet velocities for a step of size `h` from `t`: pinned
     /// DOFs 0, handle DOFs `(x(t + h) - x_n)/h`.
     fn prescribe(&self, v: &mut [f64], h: f64) {
@@ -369,8 +479,11 @@ impl Simulation {
             h,
             ..Default::default()
         };
-        // Collider time and self-collision pairs for this step.
+        // Collider time and self-collision pairs for this step; every step
+        // starts with the exact elastic Hessians (quadratic Newton) and
+        // switches to their PSD projections when the matrix is indefinite.
         self.assembler.begin_step(&q_n, self.t + h);
+        self.assembler.exact_hessians = true;
         let mut r = vec![0.0; n];
         let (mut energies, _) =
             self.assembler
@@ -393,12 +506,6 @@ impl Simulation {
         let mut r_try = vec![0.0; n];
         while !converged && stats.newton_iterations < max_it {
             stats.newton_iterations += 1;
-            let pre = BlockJacobi::new(&self.assembler.matrix, &self.free);
-            let ops = CpuOps {
-                matrix: &self.assembler.matrix,
-                preconditioner: &pre,
-                free: &self.free,
-            };
             let mut rhs = r.clone();
             update(&mut rhs, |_, x| -x);
             update(&mut dv, |_, _| 0.0);
@@ -406,8 +513,19 @@ impl Simulation {
             // (forcing term η = 0.1·target/|R|, within [cg_tolerance, 0.5]).
             let target = self.settings.newton_tolerance * scale * h;
             let eta = (0.1 * target / rnorm.max(1e-300)).clamp(self.settings.cg_tolerance, 0.5);
-            let res = pcg(&ops, &rhs, &mut dv, eta, self.settings.cg_max_iterations);
+            let (mut res, indefinite) = self.solve_linear(&rhs, &mut dv, eta);
             stats.cg_iterations += res.iterations;
+            if indefinite && self.assembler.exact_hessians {
+                // Switch this step to the PSD-projected elastic Hessians and
+                // solve again at the same iterate.
+                self.assembler.exact_hessians = false;
+                self.assembler
+                    .assemble(&q_n, &v_n, &v, h, &self.anchors, &mut r_try, true);
+                update(&mut dv, |_, _| 0.0);
+                let (again, _) = self.solve_linear(&rhs, &mut dv, eta);
+                res = again;
+                stats.cg_iterations += res.iterations;
+            }
             if res.status == PcgStatus::MaxIterations && res.relative_residual > 0.5 {
                 return Err(Rejection::NewtonNotConverged {
                     iterations: stats.newton_iterations,

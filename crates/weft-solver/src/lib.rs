@@ -8,10 +8,13 @@
 
 pub mod assembly;
 pub mod bsr;
+pub mod cholesky;
 pub mod collide;
 pub mod integrator;
 pub mod par;
 pub mod pcg;
 
 pub use assembly::{Assembler, Energies};
-pub use integrator::{Handle, Rejection, Settings, Simulation, SolverError, StepStats};
+pub use integrator::{
+    Handle, LinearSolver, Rejection, Settings, Simulation, SolverError, StepStats,
+};

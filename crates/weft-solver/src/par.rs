@@ -54,3 +54,29 @@ pub fn norm2(x: &[f64]) -> f64 {
         x.par_iter().map(|a| a * a).sum::<f64>().sqrt()
     }
 }
+
+/// Asks the kernel to back `v` with transparent huge pages (Linux
+/// `madvise(MADV_HUGEPAGE)`; a no-op elsewhere and where THP is disabled).
+/// Element assembly scatters into the system matrix in a pattern that jumps
+/// by a whole yarn row between neighbouring weft nodes; with 4 KiB pages
+/// nearly every block write is a TLB miss. Call it right after allocating,
+/// before the pages are first touched.
+pub fn advise_huge_pages<T>(v: &[T]) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let bytes = std::mem::size_of_val(v);
+        if bytes < 2 * HUGE {
+            return;
+        }
+        let start = v.as_ptr() as usize;
+        let page = 4096;
+        let aligned = start.div_ceil(page) * page;
+        let len = (start + bytes).saturating_sub(aligned) / page * page;
+        // SAFETY: the range lies inside the allocation of `v`; MADV_HUGEPAGE
+        // only changes how the kernel backs the pages, not their contents.
+        unsafe {
+            libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
+    }
+}

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 pub trait LinearOps {
     /// `y = A x`, then fixed DOFs of `y` set to zero.
     fn apply(&self, x: &[f64], y: &mut [f64]);
-    /// `z = P⁻¹ r` (block-Jacobi), fixed DOFs of `z` zero.
+    /// `z = P⁻¹ r`, fixed DOFs of `z` zero.
     fn precondition(&self, r: &[f64], z: &mut [f64]);
     /// Dot product.
     fn dot(&self, a: &[f64], b: &[f64]) -> f64;
@@ -22,6 +22,14 @@ pub trait LinearOps {
     fn xpby(&self, x: &[f64], b: f64, y: &mut [f64]);
     /// Zeroes the fixed DOFs of `v`.
     fn mask(&self, v: &mut [f64]);
+}
+
+/// A preconditioner `P⁻¹` for [`pcg`]: `z = P⁻¹ r` with the fixed DOFs of
+/// `z` zero. Implemented by [`BlockJacobi`] and
+/// [`crate::cholesky::SparseCholesky`].
+pub trait Preconditioner {
+    /// `z = P⁻¹ r` (vectors of length `5 n`).
+    fn apply(&self, r: &[f64], z: &mut [f64]);
 }
 
 /// Inverse diagonal blocks of a [`BlockSparse`] matrix restricted to the
@@ -84,24 +92,10 @@ impl BlockJacobi {
     }
 }
 
-/// CPU implementation of [`LinearOps`] with rayon.
-pub struct CpuOps<'a> {
-    /// The system matrix.
-    pub matrix: &'a BlockSparse,
-    /// Its block-Jacobi preconditioner.
-    pub preconditioner: &'a BlockJacobi,
-    /// 1.0 for free DOFs, 0.0 for fixed ones.
-    pub free: &'a [f64],
-}
-
-impl LinearOps for CpuOps<'_> {
-    fn apply(&self, x: &[f64], y: &mut [f64]) {
-        self.matrix.spmv(x, y);
-        self.mask(y);
-    }
-    fn precondition(&self, r: &[f64], z: &mut [f64]) {
+impl Preconditioner for BlockJacobi {
+    fn apply(&self, r: &[f64], z: &mut [f64]) {
         let block = |(i, zi): (usize, &mut [f64])| {
-            let inv = &self.preconditioner.inverse[i];
+            let inv = &self.inverse[i];
             let ri = &r[B * i..B * i + B];
             for (zr, row) in zi.iter_mut().zip(inv) {
                 *zr = row.iter().zip(ri).map(|(a, b)| a * b).sum();
@@ -112,6 +106,26 @@ impl LinearOps for CpuOps<'_> {
         } else {
             z.par_chunks_mut(B).enumerate().for_each(block);
         }
+    }
+}
+
+/// CPU implementation of [`LinearOps`] with rayon.
+pub struct CpuOps<'a> {
+    /// The system matrix.
+    pub matrix: &'a BlockSparse,
+    /// Its preconditioner (block-Jacobi or sparse Cholesky).
+    pub preconditioner: &'a dyn Preconditioner,
+    /// 1.0 for free DOFs, 0.0 for fixed ones.
+    pub free: &'a [f64],
+}
+
+impl LinearOps for CpuOps<'_> {
+    fn apply(&self, x: &[f64], y: &mut [f64]) {
+        self.matrix.spmv(x, y);
+        self.mask(y);
+    }
+    fn precondition(&self, r: &[f64], z: &mut [f64]) {
+        self.preconditioner.apply(r, z);
     }
     fn dot(&self, a: &[f64], b: &[f64]) -> f64 {
         if a.len() < PARALLEL_MIN {
