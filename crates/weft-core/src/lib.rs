@@ -21,7 +21,7 @@ pub mod error;
 pub mod fabric;
 pub mod material;
 
-pub use builder::{FabricBuilder, Weave, WovenPatchSpec, YarnSpec};
+pub use builder::{FabricBuilder, PanelNode, Weave, WovenPanelSpec, WovenPatchSpec, YarnSpec};
 pub use error::ModelError;
 pub use fabric::{
     BendingElement, DOFS_PER_NODE, Elements, Fabric, Family, NodeSelector, ObjectInfo, ObjectKind,
