@@ -11,9 +11,13 @@ use nalgebra::Vector3;
 use std::collections::HashMap;
 use weft_core::{Fabric, FabricBuilder, Material, PanelNode, WovenPanelSpec};
 
-/// How to shift the garment vertically after placement (DESIGN §9: GPG
-/// patterns are centred near the pelvis, the body stands with its feet at
-/// y = 0).
+/// How to shift the garment vertically after placement (DESIGN §9).
+///
+/// GarmentCode patterns are placed on a body standing with its feet at
+/// y = 0 (the shirt's shoulder line is at 1.41 m, on `mean_all.obj`'s
+/// 1.42 m shoulders). Garment-Pattern-Generator patterns are placed around
+/// their body's root near the pelvis (the tee spans -0.32..0.29 m, the skirt
+/// -0.68..-0.05 m), so they need to be lifted to drape on a feet-at-zero body.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum VerticalOffset {
     /// Place as the file says.
@@ -21,32 +25,34 @@ pub enum VerticalOffset {
     /// Add this many metres to every y.
     Fixed(f64),
     /// If the placed panels' bounding-box centre lies below `threshold`
-    /// metres (a pelvis-centred GPG pattern: about -0.1 m for the files we
-    /// read, against about +1.1 m for GarmentCode patterns that are already
-    /// on a feet-at-zero body), add `pelvis_height`; otherwise add nothing.
+    /// (m), the pattern counts as pelvis-centred (GPG) and `origin_height`
+    /// is added to every y; otherwise nothing is. The bounding-box centre is
+    /// about 0 m for the GPG files and above 0.7 m for the GarmentCode files.
     Auto {
-        /// Height of the body's pelvis (root) above the feet (m).
-        pelvis_height: f64,
-        /// Bounding-box centre height below which the pattern counts as
-        /// pelvis-centred (m).
+        /// Height above the feet of the GPG pattern origin on the target body (m).
+        origin_height: f64,
+        /// Bounding-box centre height below which a pattern is pelvis-centred (m).
         threshold: f64,
     },
 }
 
 impl VerticalOffset {
-    /// Auto-detection for `mean_all.obj` (1.72 m): pelvis height 1.0 m (see
-    /// [`WeaveOptions::vertical_offset`]), threshold 0.5 m.
+    /// Auto-detection for `mean_all.obj`: origin height
+    /// [`GPG_ORIGIN_HEIGHT_MEAN_BODY`], threshold 0.5 m.
     pub const AUTO_MEAN_BODY: VerticalOffset = VerticalOffset::Auto {
-        pelvis_height: MEAN_BODY_PELVIS_HEIGHT,
+        origin_height: GPG_ORIGIN_HEIGHT_MEAN_BODY,
         threshold: 0.5,
     };
 }
 
-/// Pelvis (root) height used for GPG patterns on `mean_all.obj` (m). Chosen
-/// so that the GPG tee's shoulder line meets the GarmentCode shirt's (both
-/// files are in `../shared/data/patterns`); the test `gpg_offset_matches_gc`
-/// checks it.
-pub const MEAN_BODY_PELVIS_HEIGHT: f64 = 1.0;
+/// Height of the GPG pattern origin on `mean_all.obj` (m): 1.11 m puts the
+/// top of `gpg_tee.json` (0.294 m above its origin) at 1.405 m, the
+/// shoulder line of the GarmentCode shirt made for that body (1.406 m), and
+/// the waistband of `gpg_skirt_2_panels.json` (0.05 m below the origin) at
+/// 1.06 m, just under the body's narrowest torso section (about 1.11 m).
+/// The test `gpg_offset_fits_the_mean_body` checks both against the files
+/// and the body mesh.
+pub const GPG_ORIGIN_HEIGHT_MEAN_BODY: f64 = 1.11;
 
 /// Options of [`weave_garment`].
 #[derive(Clone, Debug, PartialEq)]
@@ -150,6 +156,11 @@ pub struct PanelReport {
     pub area: f64,
     /// Grain angle used (degrees).
     pub grain_deg: f64,
+    /// The panel's front normal in the world: `R (0, 0, ±1)`, `+` for a
+    /// counter-clockwise edge loop (GarmentCode: the loop's traversal order
+    /// defines the panel's front; on the files read, it points away from the
+    /// body: +z for front panels, -z for back panels).
+    pub normal: [f64; 3],
     /// Per pattern edge, its yarn ends.
     pub edges: Vec<EdgeReport>,
 }
@@ -319,6 +330,10 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
             shortest_segment: w.shortest_segment(),
             area: outline.signed_area(),
             grain_deg: grain,
+            normal: {
+                let n = r * Vector3::new(0.0, 0.0, outline.signed_area().signum());
+                [n.x, n.y, n.z]
+            },
             edges,
         });
         debug_assert_eq!(object, pi);
@@ -378,12 +393,12 @@ fn vertical_offset(pattern: &Pattern, outlines: &[Outline], mode: VerticalOffset
         VerticalOffset::None => 0.0,
         VerticalOffset::Fixed(y) => y,
         VerticalOffset::Auto {
-            pelvis_height,
+            origin_height,
             threshold,
         } => {
             let (lo, hi) = placed_height_range(pattern, outlines);
             if 0.5 * (lo + hi) < threshold {
-                pelvis_height
+                origin_height
             } else {
                 0.0
             }

@@ -31,7 +31,7 @@ pub mod weave;
 
 pub use error::PatternError;
 pub use garment::{
-    EdgeReport, Garment, MEAN_BODY_PELVIS_HEIGHT, PanelReport, SeamTie, StitchReport,
+    EdgeReport, GPG_ORIGIN_HEIGHT_MEAN_BODY, Garment, PanelReport, SeamTie, StitchReport,
     VerticalOffset, WeaveOptions, weave_garment,
 };
 pub use spec::{Curve, Edge, EdgeRef, Panel, Pattern, Stitch};
