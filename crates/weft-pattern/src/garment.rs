@@ -71,13 +71,19 @@ pub struct WeaveOptions {
     pub flatten_tolerance: f64,
     /// Free the arc-length coordinates of crossings (sliding yarns).
     pub sliding: bool,
+    /// Shortest segment next to a yarn end, as a fraction of the spacing, in
+    /// `[0, 1)`: a crossing closer than this to the yarn end beyond it is
+    /// taken off that yarn (see [`crate::weave::weave_outline`]); 0 keeps
+    /// every crossing, and segments then can be a few µm long.
+    pub min_end_segment: f64,
     /// Vertical placement correction.
     pub vertical_offset: VerticalOffset,
 }
 
 impl WeaveOptions {
     /// Square spacing `spacing` (m), example cotton, default grain, 0.2 mm
-    /// flattening, sliding on, [`VerticalOffset::AUTO_MEAN_BODY`].
+    /// flattening, sliding on, shortest end segment 0.2 spacings,
+    /// [`VerticalOffset::AUTO_MEAN_BODY`].
     pub fn new(spacing: f64) -> Self {
         Self {
             spacing: [spacing, spacing],
@@ -86,6 +92,7 @@ impl WeaveOptions {
             default_grain_deg: 0.0,
             flatten_tolerance: 2e-4,
             sliding: true,
+            min_end_segment: 0.2,
             vertical_offset: VerticalOffset::AUTO_MEAN_BODY,
         }
     }
@@ -256,6 +263,13 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
             opts.flatten_tolerance.to_string(),
         ));
     }
+    if !(0.0..1.0).contains(&opts.min_end_segment) {
+        return Err(option(
+            "min_end_segment",
+            "a fraction of the spacing in [0, 1)",
+            opts.min_end_segment.to_string(),
+        ));
+    }
     for name in opts.grain_deg.keys() {
         if pattern.panel_index(name).is_none() {
             return Err(option(
@@ -285,7 +299,12 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
             .grain_deg
             .get(&panel.name)
             .unwrap_or(&opts.default_grain_deg);
-        let w = weave_outline(outline, opts.spacing, grain.to_radians());
+        let w = weave_outline(
+            outline,
+            opts.spacing,
+            grain.to_radians(),
+            opts.min_end_segment,
+        );
         if w.warp.is_empty() || w.weft.is_empty() {
             return Err(PatternError::EmptyPanel {
                 file: file.clone(),

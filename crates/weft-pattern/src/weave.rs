@@ -169,7 +169,14 @@ enum Key {
 /// Weaves `outline` at `spacing = [warp, weft]` (m: distance between
 /// neighbouring warp yarns, between neighbouring weft yarns) with the grain
 /// rotated by `grain` radians (see the module docs).
-pub fn weave_outline(outline: &Outline, spacing: [f64; 2], grain: f64) -> PanelWeave {
+///
+/// `min_end` (fraction of the spacing across the yarn's path, in `[0, 1)`):
+/// where a yarn end on the outline lies closer than `min_end · s` (but not
+/// within the merge tolerance) to the last crossing before it, that
+/// crossing is taken off this yarn (the grid point stays on the other yarn),
+/// so no segment next to a yarn end is shorter than `min_end · s`; 0 keeps
+/// every crossing.
+pub fn weave_outline(outline: &Outline, spacing: [f64; 2], grain: f64, min_end: f64) -> PanelWeave {
     let (sn, cs) = grain.sin_cos();
     let f = [cs, sn];
     let w = [-sn, cs];
@@ -186,6 +193,7 @@ pub fn weave_outline(outline: &Outline, spacing: [f64; 2], grain: f64) -> PanelW
     }
     let [sw, sf] = spacing;
     let mtol = MERGE_FRACTION * sw.min(sf);
+    let min_end_frac = min_end;
     let lines =
         |lo: f64, hi: f64, s: f64| ((lo - EPS) / s).ceil() as i64..=((hi + EPS) / s).floor() as i64;
     // Pieces: (line index, [start, end]) along the line.
@@ -231,6 +239,26 @@ pub fn weave_outline(outline: &Outline, spacing: [f64; 2], grain: f64) -> PanelW
                end: &dyn Fn(u8) -> Key,
                key: &dyn Fn(i64, i64) -> Key| {
         let mut out = vec![];
+        let min_end = min_end_frac * s;
+        let mut grid = grid;
+        // An end closer than `min_end` (m) to the nearest crossing replaces it on
+        // this yarn (no segment shorter than `min_end` next to an end).
+        while let Some(&g) = grid.first() {
+            let d = g as f64 * s - iv[0];
+            if d > mtol && d < min_end {
+                grid = &grid[1..];
+            } else {
+                break;
+            }
+        }
+        while let Some(&g) = grid.last() {
+            let d = iv[1] - g as f64 * s;
+            if d > mtol && d < min_end {
+                grid = &grid[..grid.len() - 1];
+            } else {
+                break;
+            }
+        }
         if grid.is_empty() {
             return out;
         }

@@ -125,7 +125,7 @@ fn concave_panel_gives_several_pieces_per_line() {
         [0.0, 10.0],
     ]);
     let o = Outline::new(&p.panels[0], 2e-4);
-    let w = weave_outline(&o, [0.01, 0.01], 0.0);
+    let w = weave_outline(&o, [0.01, 0.01], 0.0, 0.2);
     // Weft lines y = 0..4 cm: one piece; y = 5..10 cm: two (left and right prong).
     let pieces_on = |j: i64| w.weft_line.iter().filter(|&&l| l == j).count();
     for j in 0..=4 {
@@ -165,7 +165,7 @@ fn concave_panel_off_grid_has_separate_end_nodes() {
         [0.0, 10.0],
     ]);
     let o = Outline::new(&p.panels[0], 2e-4);
-    let w = weave_outline(&o, [0.01, 0.01], 0.0);
+    let w = weave_outline(&o, [0.01, 0.01], 0.0, 0.2);
     // Weft line y = 5 cm meets the notch sides at x = 5 -/+ 5*2.5/7.5 cm:
     // two pieces, the inner ends at x = 3.333 and 6.667 cm.
     let ends: Vec<[f64; 2]> = w
@@ -249,4 +249,52 @@ fn real_panels_rest_lengths_and_yarn_length() {
             .collect();
         assert!(c.windows(2).all(|w| w[0] == -w[1]), "{}", y.label());
     }
+}
+
+#[test]
+fn min_end_segment_takes_a_crossing_off_a_yarn_end() {
+    // 5.05 cm wide: the weft yarns end 0.5 mm past the warp yarn at x = 5 cm.
+    let p = polygon_pattern(&[[0.0, 0.0], [5.05, 0.0], [5.05, 8.0], [0.0, 8.0]]);
+    let mut o = opts(0.01);
+    o.min_end_segment = 0.0;
+    let keep = weave_garment(&p, &o).unwrap();
+    let r = &keep.panels[0];
+    assert_eq!((r.crossings, r.nodes), (54, 63));
+    assert!(
+        (r.shortest_segment - 0.0005).abs() < 1e-12,
+        "{}",
+        r.shortest_segment
+    );
+    o.min_end_segment = 0.2;
+    let drop = weave_garment(&p, &o).unwrap();
+    let r = &drop.panels[0];
+    // The x = 5 cm grid points stay on their warp yarn only.
+    assert_eq!((r.crossings, r.nodes), (45, 63));
+    assert!(
+        (r.shortest_segment - 0.01).abs() < 1e-12,
+        "{}",
+        r.shortest_segment
+    );
+    let f = &drop.fabric;
+    // Each weft yarn's last segment runs from x = 4 cm to its end at 5.05 cm.
+    for y in f
+        .yarns
+        .iter()
+        .filter(|y| y.family == weft_core::Family::Weft)
+    {
+        let (a, b) = (y.nodes[y.nodes.len() - 2], y.nodes[y.nodes.len() - 1]);
+        let dv = f.initial.v[b] - f.initial.v[a];
+        assert!((dv - 0.0105).abs() < 1e-12, "{}: {dv}", y.label());
+    }
+    let on_x5: Vec<usize> = (0..f.node_count())
+        .filter(|&n| (f.initial.x[n].x - 0.05).abs() < 1e-12)
+        .collect();
+    assert_eq!(on_x5.len(), 9);
+    for n in on_x5 {
+        assert!(f.node_yarns[n][0].is_some() && f.node_yarns[n][1].is_none());
+        assert_eq!(f.crimp[n], 0);
+    }
+    o.min_end_segment = 1.0;
+    let e = weave_garment(&p, &o).unwrap_err().to_string();
+    assert!(e.contains("min_end_segment"), "{e}");
 }
