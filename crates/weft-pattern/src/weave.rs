@@ -159,6 +159,55 @@ fn inside_or_on(poly: &[[f64; 2]], p: [f64; 2]) -> bool {
     inside
 }
 
+/// The grid points (indices `g`, at `g·s` along the line) of a piece `iv`
+/// without those closer than `min_end` (m) to a piece end (but not within
+/// `mtol` of it, where the grid point *is* the end).
+fn trim_grid(grid: &[i64], iv: [f64; 2], s: f64, mtol: f64, min_end: f64) -> &[i64] {
+    let near = |d: f64| d > mtol && d < min_end;
+    let mut g = grid;
+    while let Some(&first) = g.first() {
+        if !near(first as f64 * s - iv[0]) {
+            break;
+        }
+        g = &g[1..];
+    }
+    while let Some(&last) = g.last() {
+        if !near(iv[1] - last as f64 * s) {
+            break;
+        }
+        g = &g[..g.len() - 1];
+    }
+    g
+}
+
+/// The node keys of a piece `iv` through the grid points `grid` (indices at
+/// `g·s` along the line, increasing): an end node at each piece end unless a
+/// grid point lies within `mtol` of it; empty when no grid point is left (the
+/// piece crosses no other yarn).
+fn piece_keys(
+    grid: &[i64],
+    iv: [f64; 2],
+    s: f64,
+    mtol: f64,
+    end: impl Fn(u8) -> Key,
+    point: impl Fn(i64) -> Key,
+) -> Vec<Key> {
+    let (Some(&first), Some(&last)) = (grid.first(), grid.last()) else {
+        return vec![];
+    };
+    let mut out = Vec::with_capacity(grid.len() + 2);
+    if first as f64 * s - iv[0] > mtol {
+        out.push(end(0));
+    }
+    out.extend(grid.iter().map(|&g| point(g)));
+    if iv[1] - last as f64 * s > mtol {
+        out.push(end(1));
+    }
+    out
+}
+
+/// Identity of a node while weaving: a grid point `(i, j)` or the start (0)
+/// / end (1) of a warp or weft piece.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Key {
     Grid(i64, i64),
@@ -193,7 +242,6 @@ pub fn weave_outline(outline: &Outline, spacing: [f64; 2], grain: f64, min_end: 
     }
     let [sw, sf] = spacing;
     let mtol = MERGE_FRACTION * sw.min(sf);
-    let min_end_frac = min_end;
     let lines =
         |lo: f64, hi: f64, s: f64| ((lo - EPS) / s).ceil() as i64..=((hi + EPS) / s).floor() as i64;
     // Pieces: (line index, [start, end]) along the line.
@@ -231,56 +279,17 @@ pub fn weave_outline(outline: &Outline, spacing: [f64; 2], grain: f64, min_end: 
             }
         }
     }
-    // Node sequences per piece.
-    let seq = |line: i64,
-               iv: [f64; 2],
-               grid: &[i64],
-               s: f64,
-               end: &dyn Fn(u8) -> Key,
-               key: &dyn Fn(i64, i64) -> Key| {
-        let mut out = vec![];
-        let min_end = min_end_frac * s;
-        let mut grid = grid;
-        // An end closer than `min_end` (m) to the nearest crossing replaces it on
-        // this yarn (no segment shorter than `min_end` next to an end).
-        while let Some(&g) = grid.first() {
-            let d = g as f64 * s - iv[0];
-            if d > mtol && d < min_end {
-                grid = &grid[1..];
-            } else {
-                break;
-            }
-        }
-        while let Some(&g) = grid.last() {
-            let d = iv[1] - g as f64 * s;
-            if d > mtol && d < min_end {
-                grid = &grid[..grid.len() - 1];
-            } else {
-                break;
-            }
-        }
-        if grid.is_empty() {
-            return out;
-        }
-        if grid[0] as f64 * s - iv[0] > mtol {
-            out.push(end(0));
-        }
-        out.extend(grid.iter().map(|&g| key(line, g)));
-        if iv[1] - *grid.last().expect("non-empty") as f64 * s > mtol {
-            out.push(end(1));
-        }
-        out
-    };
     let mut dropped = 0;
     let mut warp_keys: Vec<(i64, Vec<Key>)> = vec![];
     for (wp, &(i, iv)) in warp_p.iter().enumerate() {
-        let ks = seq(
-            i,
+        let grid = trim_grid(&warp_grid[wp], iv, sf, mtol, min_end * sf);
+        let ks = piece_keys(
+            grid,
             iv,
-            &warp_grid[wp],
             sf,
-            &|e| Key::WarpEnd(wp, e),
-            &|l, g| Key::Grid(l, g),
+            mtol,
+            |e| Key::WarpEnd(wp, e),
+            |j| Key::Grid(i, j),
         );
         if ks.len() >= 2 {
             warp_keys.push((i, ks));
@@ -292,9 +301,15 @@ pub fn weave_outline(outline: &Outline, spacing: [f64; 2], grain: f64, min_end: 
     for (q, &(j, iv)) in weft_p.iter().enumerate() {
         let mut g = weft_grid[q].clone();
         g.sort_unstable();
-        let ks = seq(j, iv, &g, sw, &|e| Key::WeftEnd(q, e), &|l, g| {
-            Key::Grid(g, l)
-        });
+        let grid = trim_grid(&g, iv, sw, mtol, min_end * sw);
+        let ks = piece_keys(
+            grid,
+            iv,
+            sw,
+            mtol,
+            |e| Key::WeftEnd(q, e),
+            |i| Key::Grid(i, j),
+        );
         if ks.len() >= 2 {
             weft_keys.push((j, ks));
         } else {
