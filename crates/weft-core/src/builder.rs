@@ -382,7 +382,10 @@ impl FabricBuilder {
         Ok(object)
     }
 
-    /// Adds a rectangular woven patch; returns its object index.
+    /// Adds a rectangular woven patch; returns its object index. The patch is
+    /// turned into a [`WovenPanelSpec`] (nodes row-major, warp yarns then weft
+    /// yarns) and built through the same code path as
+    /// [`Self::add_woven_panel`].
     ///
     /// # Errors
     /// Unknown material; [`ModelError::InvalidPatch`] for a non-positive or

@@ -5,7 +5,8 @@
 //! ordered node lists, crossing nodes with `(x, u, v)`, yarn ends with a fixed
 //! arc-length coordinate, a per-DOF free mask on a uniform 5-DOF node layout,
 //! element lists built once, struct-of-arrays state in f64, materials with
-//! physical parameters, and builders for explicit yarns and woven patches.
+//! physical parameters, and builders for explicit yarns, rectangular woven
+//! patches and general woven panels (yarn pieces clipped to an outline).
 //!
 //! ```
 //! use weft_core::{FabricBuilder, Material, WovenPatchSpec};
