@@ -311,3 +311,56 @@ fn edge_and_panel_labels() {
         .count();
     assert_eq!(total, 9);
 }
+
+/// A one-panel pattern: a 30 x 20 unit rectangle from (10, 5) whose top
+/// edge (vertex 2 -> 3) is a quadratic given as `curvature`.
+fn props_pattern(props: &str, curvature: &str) -> Pattern {
+    let text = format!(
+        r#"{{"properties": {props},
+            "pattern": {{"panels": {{"p": {{"translation": [1, 2, 3], "rotation": [0, 0, 0],
+              "vertices": [[10, 5], [40, 5], [40, 25], [10, 25]],
+              "edges": [{{"endpoints": [0, 1]}}, {{"endpoints": [1, 2]}},
+                        {{"endpoints": [2, 3], "curvature": {curvature}}}, {{"endpoints": [3, 0]}}]}}}},
+            "stitches": []}}}}"#
+    );
+    Pattern::from_str(&text, "inline.json").unwrap()
+}
+
+#[test]
+fn units_absolute_curvature_and_translation_normalisation() {
+    // Relative [0.5, 0.25] on the edge (40,25) -> (10,25): the point half way,
+    // a quarter of the edge length (30) to the left of (-30, 0), i.e. down:
+    // (25, 25 - 7.5) = (25, 17.5).
+    let rel = props_pattern(r#"{"units_in_meter": 100}"#, "[0.5, 0.25]");
+    let Curve::Quadratic { control } = rel.panels[0].edges[2].curve else {
+        panic!()
+    };
+    assert!((control[0] - 0.25).abs() < 1e-15 && (control[1] - 0.175).abs() < 1e-15);
+    let abs = props_pattern(
+        r#"{"units_in_meter": 100, "curvature_coords": "absolute"}"#,
+        r#"{"type": "quadratic", "params": [[25, 17.5]]}"#,
+    );
+    let Curve::Quadratic { control: c2 } = abs.panels[0].edges[2].curve else {
+        panic!()
+    };
+    assert!((c2[0] - control[0]).abs() < 1e-15 && (c2[1] - control[1]).abs() < 1e-15);
+    // units_in_meter 300: a 30-unit edge is 0.1 m; translation scaled too.
+    let p300 = props_pattern(r#"{"units_in_meter": 300}"#, "[0.5, 0.25]");
+    assert!((edge_length(&p300.panels[0], 0) - 0.1).abs() < 1e-15);
+    assert!((p300.panels[0].translation[2] - 0.01).abs() < 1e-15);
+    // normalize_panel_translation: vertices centred on their mean, the
+    // world positions unchanged (no rotation).
+    let norm = props_pattern(
+        r#"{"units_in_meter": 100, "normalize_panel_translation": true}"#,
+        "[0.5, 0.25]",
+    );
+    let (a, b) = (&rel.panels[0], &norm.panels[0]);
+    assert!((b.vertices[0][0] + 0.15).abs() < 1e-15 && (b.vertices[0][1] + 0.10).abs() < 1e-15);
+    for k in 0..4 {
+        assert!((a.place(a.vertices[k]) - b.place(b.vertices[k])).norm() < 1e-15);
+    }
+    for t in [0.3, 0.5] {
+        let (pa, pb) = (edge_eval(a, 2, t), edge_eval(b, 2, t));
+        assert!((a.place(pa) - b.place(pb)).norm() < 1e-15);
+    }
+}
