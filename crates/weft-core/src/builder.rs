@@ -116,6 +116,51 @@ impl WovenPatchSpec {
     }
 }
 
+/// One node of a [`WovenPanelSpec`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PanelNode {
+    /// Position (m).
+    pub x: [f64; 3],
+    /// Rest arc-length coordinate along the node's warp yarn (m); unused
+    /// (and fixed) when no warp yarn passes through the node.
+    pub u: f64,
+    /// Rest arc-length coordinate along the node's weft yarn (m); unused
+    /// (and fixed) when no weft yarn passes through the node.
+    pub v: f64,
+    /// `+1` where the warp passes over the weft (along the fabric normal),
+    /// `-1` where it passes under, `0` for a node on one yarn only.
+    pub crimp: i8,
+}
+
+/// A general woven panel: nodes and the warp and weft yarn pieces through
+/// them, e.g. a plain-weave grid clipped to a sewing-pattern outline
+/// (`weft-pattern`). A rectangular [`WovenPatchSpec`] is the special case in
+/// which every yarn runs from one side of the rectangle to the other.
+///
+/// Each yarn piece is a list of indices into `nodes` in order of strictly
+/// increasing arc-length coordinate (`u` for warp pieces, `v` for weft
+/// pieces), at least two nodes long. Every node lies on at least one piece,
+/// on at most one warp piece and at most one weft piece. Free arc-length
+/// coordinates follow [`crate::fabric`]: with `sliding`, a node's `u` is free
+/// exactly when it is an interior node of its warp piece and `v` exactly when
+/// it is an interior node of its weft piece; the first and last node of a
+/// piece (its yarn ends) keep that piece's coordinate fixed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WovenPanelSpec {
+    /// Material name.
+    pub material: String,
+    /// Nodes, numbered in this order within the object.
+    pub nodes: Vec<PanelNode>,
+    /// Warp yarn pieces (node lists, `u` increasing).
+    pub warp: Vec<Vec<usize>>,
+    /// Weft yarn pieces (node lists, `v` increasing).
+    pub weft: Vec<Vec<usize>>,
+    /// Free the arc-length coordinates of interior nodes of the pieces.
+    pub sliding: bool,
+    /// Node indices (within the object) whose position is fixed.
+    pub pinned: Vec<usize>,
+}
+
 /// Accumulates objects into a [`Fabric`]. Objects are numbered in the order
 /// they are added; nodes in object order.
 #[derive(Clone, Debug)]
@@ -337,7 +382,10 @@ impl FabricBuilder {
         Ok(object)
     }
 
-    /// Adds a rectangular woven patch; returns its object index.
+    /// Adds a rectangular woven patch; returns its object index. The patch is
+    /// turned into a [`WovenPanelSpec`] (nodes row-major, warp yarns then weft
+    /// yarns) and built through the same code path as
+    /// [`Self::add_woven_panel`].
     ///
     /// # Errors
     /// Unknown material; [`ModelError::InvalidPatch`] for a non-positive or
@@ -406,21 +454,12 @@ impl FabricBuilder {
         let hy = spec.size[1] / (n_warp - 1) as f64; // spacing of warp yarns, along weft
         let origin =
             Vector3::from(spec.center) - d1 * (0.5 * spec.size[0]) - d2 * (0.5 * spec.size[1]);
-        let first = self.free.len();
-        let first_yarn = self.yarns.len();
+        let mut nodes = Vec::with_capacity(n_warp * n_weft);
         for k in 0..n_warp {
             for l in 0..n_weft {
                 let (u, v) = (l as f64 * hx, k as f64 * hy);
-                let u_free = spec.sliding && l > 0 && l < n_weft - 1;
-                let v_free = spec.sliding && k > 0 && k < n_warp - 1;
-                let id = self.push_node(
-                    origin + d1 * u + d2 * v,
-                    u,
-                    v,
-                    [true, true, true, u_free, v_free],
-                );
-                self.node_yarns[id] = [Some(first_yarn + k), Some(first_yarn + n_warp + l)];
-                self.crimp[id] = match spec.weave {
+                let x = origin + d1 * u + d2 * v;
+                let crimp = match spec.weave {
                     Weave::Plain => {
                         if (k + l) % 2 == 0 {
                             1
@@ -429,34 +468,34 @@ impl FabricBuilder {
                         }
                     }
                 };
+                nodes.push(PanelNode {
+                    x: [x.x, x.y, x.z],
+                    u,
+                    v,
+                    crimp,
+                });
             }
         }
-        for k in 0..n_warp {
-            let nodes = (0..n_weft).map(|l| first + k * n_weft + l).collect();
-            self.yarns.push(Yarn {
-                family: Family::Warp,
-                material,
-                object,
-                index_in_object: k,
-                nodes,
-            });
-        }
-        for l in 0..n_weft {
-            let nodes = (0..n_warp).map(|k| first + k * n_weft + l).collect();
-            self.yarns.push(Yarn {
-                family: Family::Weft,
-                material,
-                object,
-                index_in_object: l,
-                nodes,
-            });
-        }
-        let info = ObjectInfo {
-            kind: ObjectKind::WovenPatch { n_warp, n_weft },
-            first_node: first,
-            node_count: n_warp * n_weft,
+        let warp = (0..n_warp)
+            .map(|k| (0..n_weft).map(|l| k * n_weft + l).collect())
+            .collect();
+        let weft = (0..n_weft)
+            .map(|l| (0..n_warp).map(|k| k * n_weft + l).collect())
+            .collect();
+        let panel = WovenPanelSpec {
+            material: spec.material.clone(),
+            nodes,
+            warp,
+            weft,
+            sliding: spec.sliding,
+            pinned: vec![],
         };
-        self.objects.push(info);
+        let info = self.push_woven(
+            object,
+            material,
+            &panel,
+            ObjectKind::WovenPatch { n_warp, n_weft },
+        );
         for sel in &spec.pinned {
             crate::fabric::select_in(&info, sel).map_err(|reason| ModelError::BadSelector {
                 object,
@@ -466,6 +505,165 @@ impl FabricBuilder {
             self.pinned.push((object, *sel));
         }
         Ok(object)
+    }
+
+    /// Adds a general woven panel; returns its object index. Nodes keep the
+    /// order of `spec.nodes`; the warp pieces become yarns `0..` of the
+    /// object in order, then the weft pieces. Segments, bending, shear and
+    /// sliding anchors are derived in [`FabricBuilder::build`] exactly as for
+    /// a woven patch (which is built through the same code path).
+    ///
+    /// # Errors
+    /// Unknown material; [`ModelError::InvalidPatch`] (field `nodes`,
+    /// `warp`, `weft` or `pinned`) for a non-finite node, a piece with fewer
+    /// than two nodes, a node index out of range, a node on two pieces of one
+    /// family or on none; [`ModelError::CoincidentNodes`] for consecutive
+    /// nodes of a piece at one position; [`ModelError::NonIncreasingArcLength`]
+    /// where the arc-length coordinate does not increase along a piece.
+    pub fn add_woven_panel(&mut self, spec: &WovenPanelSpec) -> Result<usize, ModelError> {
+        let object = self.objects.len();
+        let material = self.material_index(object, &spec.material)?;
+        let bad = |field: &'static str, reason: String| ModelError::InvalidPatch {
+            object,
+            field,
+            reason,
+        };
+        let n = spec.nodes.len();
+        for (i, p) in spec.nodes.iter().enumerate() {
+            if !(p.x.iter().all(|c| c.is_finite()) && p.u.is_finite() && p.v.is_finite()) {
+                return Err(bad("nodes", format!("node {i} is not finite: {p:?}")));
+            }
+        }
+        let mut on = vec![[false; 2]; n];
+        for (fam, (field, pieces)) in [("warp", &spec.warp), ("weft", &spec.weft)]
+            .into_iter()
+            .enumerate()
+        {
+            for (y, piece) in pieces.iter().enumerate() {
+                let label = format!("object {object}, {field} yarn {y}");
+                if piece.len() < 2 {
+                    return Err(ModelError::TooFewNodes {
+                        yarn: label,
+                        count: piece.len(),
+                    });
+                }
+                for (i, &node) in piece.iter().enumerate() {
+                    if node >= n {
+                        return Err(bad(
+                            field,
+                            format!("yarn {y} names node {node}, but the panel has {n} nodes"),
+                        ));
+                    }
+                    if on[node][fam] {
+                        return Err(bad(
+                            field,
+                            format!("node {node} lies on two {field} yarns; expected at most one"),
+                        ));
+                    }
+                    on[node][fam] = true;
+                    if i > 0 {
+                        let prev = piece[i - 1];
+                        let (a, b) = (&spec.nodes[prev], &spec.nodes[node]);
+                        if a.x == b.x {
+                            return Err(ModelError::CoincidentNodes {
+                                yarn: label,
+                                prev: i - 1,
+                                node: i,
+                            });
+                        }
+                        let (sa, sb) = if fam == 0 { (a.u, b.u) } else { (a.v, b.v) };
+                        if sb <= sa {
+                            return Err(ModelError::NonIncreasingArcLength {
+                                yarn: label,
+                                node: i,
+                                value: sb,
+                                prev: i - 1,
+                                prev_value: sa,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(i) = on.iter().position(|o| !o[0] && !o[1]) {
+            return Err(bad(
+                "nodes",
+                format!("node {i} lies on no yarn; every node must be on a warp or weft piece"),
+            ));
+        }
+        if let Some(&i) = spec.pinned.iter().find(|&&i| i >= n) {
+            return Err(ModelError::NodeOutOfRange {
+                object,
+                what: "pinned",
+                index: i,
+                count: n,
+            });
+        }
+        let kind = ObjectKind::WovenPanel {
+            warp_yarns: spec.warp.len(),
+            weft_yarns: spec.weft.len(),
+        };
+        self.push_woven(object, material, spec, kind);
+        for &i in &spec.pinned {
+            self.pinned.push((object, NodeSelector::Index(i)));
+        }
+        Ok(object)
+    }
+
+    /// The code path shared by [`Self::add_woven_patch`] and
+    /// [`Self::add_woven_panel`]: pushes the (validated) nodes, the warp then
+    /// weft yarns and the object record.
+    fn push_woven(
+        &mut self,
+        object: usize,
+        material: usize,
+        spec: &WovenPanelSpec,
+        kind: ObjectKind,
+    ) -> ObjectInfo {
+        let first = self.free.len();
+        let first_yarn = self.yarns.len();
+        let n = spec.nodes.len();
+        // Position of each node on its warp / weft piece: (yarn, interior?).
+        let mut along: Vec<[Option<(usize, bool)>; 2]> = vec![[None, None]; n];
+        for (fam, pieces) in [&spec.warp, &spec.weft].into_iter().enumerate() {
+            let offset = if fam == 0 { 0 } else { spec.warp.len() };
+            for (y, piece) in pieces.iter().enumerate() {
+                let last = piece.len() - 1;
+                for (i, &node) in piece.iter().enumerate() {
+                    along[node][fam] = Some((first_yarn + offset + y, i > 0 && i < last));
+                }
+            }
+        }
+        for (p, a) in spec.nodes.iter().zip(&along) {
+            let u_free = spec.sliding && matches!(a[0], Some((_, true)));
+            let v_free = spec.sliding && matches!(a[1], Some((_, true)));
+            let id = self.push_node(
+                Vector3::from(p.x),
+                p.u,
+                p.v,
+                [true, true, true, u_free, v_free],
+            );
+            self.node_yarns[id] = [a[0].map(|(y, _)| y), a[1].map(|(y, _)| y)];
+            self.crimp[id] = p.crimp;
+        }
+        for (family, pieces) in [(Family::Warp, &spec.warp), (Family::Weft, &spec.weft)] {
+            for (y, piece) in pieces.iter().enumerate() {
+                self.yarns.push(Yarn {
+                    family,
+                    material,
+                    object,
+                    index_in_object: y,
+                    nodes: piece.iter().map(|&i| first + i).collect(),
+                });
+            }
+        }
+        let info = ObjectInfo {
+            kind,
+            first_node: first,
+            node_count: n,
+        };
+        self.objects.push(info);
+        info
     }
 
     /// Builds the element lists, applies the pins, checks masses and returns

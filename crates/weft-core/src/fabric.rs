@@ -20,6 +20,16 @@
 //!   node on the `weft_start`/`weft_end` edges has `v` fixed and `u` free, the
 //!   four corners have both fixed (a single free arc-length coordinate where
 //!   a yarn can still slide, as DESIGN §1 allows);
+//! - a **woven panel** ([`crate::WovenPanelSpec`], yarn pieces clipped to a
+//!   panel outline) follows the same rule node by node: a node's `u` is free
+//!   exactly when it is an interior node of its warp piece, `v` exactly when
+//!   it is an interior node of its weft piece. A yarn end on the outline
+//!   therefore has the arc-length coordinate of the yarn that ends there
+//!   fixed; where a grid line runs along a straight stretch of the outline,
+//!   the yarn on it runs *through* the ends of the perpendicular yarns and
+//!   keeps its own coordinate free there (as on a patch edge). A node that
+//!   lies on one yarn only (an end not on a grid point) has the other slot
+//!   unused and fixed;
 //! - nodes of an explicit `yarn` object lie on one yarn, which uses the `u`
 //!   slot (it counts as a warp yarn); their `v` is unused and fixed. With
 //!   `sliding: true` the interior nodes' `u` is free, the two ends' fixed.
@@ -227,6 +237,14 @@ pub enum ObjectKind {
         n_warp: usize,
         /// Weft yarn count.
         n_weft: usize,
+    },
+    /// A general woven panel ([`crate::WovenPanelSpec`]): yarn pieces of any
+    /// length clipped to an outline; nodes numbered as the spec lists them.
+    WovenPanel {
+        /// Warp yarn pieces.
+        warp_yarns: usize,
+        /// Weft yarn pieces.
+        weft_yarns: usize,
     },
 }
 
@@ -586,5 +604,8 @@ pub(crate) fn select_in(info: &ObjectInfo, sel: &NodeSelector) -> Result<Vec<usi
         (_, ObjectKind::Yarn) => {
             Err("applies only to woven patches; use a node index on a yarn".into())
         }
+        (_, ObjectKind::WovenPanel { .. }) => Err(
+            "applies only to rectangular woven patches; use a node index on a woven panel".into(),
+        ),
     }
 }

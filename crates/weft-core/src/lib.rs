@@ -5,7 +5,8 @@
 //! ordered node lists, crossing nodes with `(x, u, v)`, yarn ends with a fixed
 //! arc-length coordinate, a per-DOF free mask on a uniform 5-DOF node layout,
 //! element lists built once, struct-of-arrays state in f64, materials with
-//! physical parameters, and builders for explicit yarns and woven patches.
+//! physical parameters, and builders for explicit yarns, rectangular woven
+//! patches and general woven panels (yarn pieces clipped to an outline).
 //!
 //! ```
 //! use weft_core::{FabricBuilder, Material, WovenPatchSpec};
@@ -21,7 +22,7 @@ pub mod error;
 pub mod fabric;
 pub mod material;
 
-pub use builder::{FabricBuilder, Weave, WovenPatchSpec, YarnSpec};
+pub use builder::{FabricBuilder, PanelNode, Weave, WovenPanelSpec, WovenPatchSpec, YarnSpec};
 pub use error::ModelError;
 pub use fabric::{
     BendingElement, DOFS_PER_NODE, Elements, Fabric, Family, NodeSelector, ObjectInfo, ObjectKind,

@@ -334,3 +334,93 @@ fn bad_patch_and_references() {
         "{msg}"
     );
 }
+
+/// A plus-shaped panel: one warp piece of 3 nodes crossing one weft piece of
+/// 3 nodes at the centre node 0, plus a second warp piece (2 nodes) that
+/// ends on the weft piece's last node.
+fn plus_panel() -> WovenPanelSpec {
+    let h = 0.002;
+    let node = |x: f64, y: f64, u: f64, v: f64, crimp: i8| PanelNode {
+        x: [x, y, 0.0],
+        u,
+        v,
+        crimp,
+    };
+    WovenPanelSpec {
+        material: "cotton".into(),
+        nodes: vec![
+            node(0.0, 0.0, h, h, 1),         // 0: crossing
+            node(0.0, -h, 0.0, h, 0),        // 1: warp end
+            node(0.0, h, 2.0 * h, h, 0),     // 2: warp end
+            node(-h, 0.0, h, 0.0, 0),        // 3: weft end
+            node(h, 0.0, h, 2.0 * h, -1),    // 4: weft end, end of warp piece 1
+            node(h, h, 2.0 * h, 2.0 * h, 0), // 5: warp piece 1 end
+        ],
+        warp: vec![vec![1, 0, 2], vec![4, 5]],
+        weft: vec![vec![3, 0, 4]],
+        sliding: true,
+        pinned: vec![1],
+    }
+}
+
+#[test]
+fn woven_panel_free_mask_elements_and_pins() {
+    let mut b = FabricBuilder::new(vec![cotton()]).unwrap();
+    let obj = b.add_woven_panel(&plus_panel()).unwrap();
+    let f = b.build().unwrap();
+    assert_eq!(obj, 0);
+    assert_eq!(
+        f.objects[0].kind,
+        ObjectKind::WovenPanel {
+            warp_yarns: 2,
+            weft_yarns: 1
+        }
+    );
+    assert_eq!(f.node_count(), 6);
+    assert_eq!(f.yarns.len(), 3);
+    assert_eq!(f.elements.segments.len(), 2 + 1 + 2);
+    assert_eq!(f.elements.bending.len(), 2);
+    // Crossing 0: 2 warp x 2 weft neighbours; node 4: 1 warp x 1 weft.
+    assert_eq!(f.elements.shear.len(), 5);
+    // Only node 0 is interior to pieces: u and v free there, nowhere else.
+    assert_eq!(f.free[0], [true, true, true, true, true]);
+    for n in 1..6 {
+        assert!(!f.free[n][U_SLOT] && !f.free[n][V_SLOT], "node {n}");
+    }
+    assert_eq!(f.free[1][..3], [false, false, false]);
+    assert_eq!(f.elements.anchors.len(), 2);
+    assert_eq!(f.crimp[4], -1);
+    assert_eq!(f.node_yarns[4], [Some(1), Some(2)]);
+    f.check_state(&f.initial).unwrap();
+    // Mass: 0.5 rho_l per metre of rest length at each segment end.
+    let rho = cotton().linear_density();
+    let m = f.lumped_masses(&f.initial);
+    assert!((m[0] - rho * 0.002 * 2.0).abs() < 1e-18);
+}
+
+#[test]
+fn woven_panel_bad_pieces_are_named() {
+    let mut spec = plus_panel();
+    spec.warp[1] = vec![4, 0];
+    let mut b = FabricBuilder::new(vec![cotton()]).unwrap();
+    let e = err_of(b.add_woven_panel(&spec));
+    assert!(e.contains("node 0 lies on two warp yarns"), "{e}");
+    let mut spec = plus_panel();
+    spec.warp[0] = vec![2, 0, 1];
+    let e = err_of(b.add_woven_panel(&spec));
+    assert!(
+        e.contains("warp yarn 0") && e.contains("must be greater"),
+        "{e}"
+    );
+    let mut spec = plus_panel();
+    spec.weft[0] = vec![3];
+    let e = err_of(b.add_woven_panel(&spec));
+    assert!(
+        e.contains("weft yarn 0") && e.contains("at least two"),
+        "{e}"
+    );
+    let mut spec = plus_panel();
+    spec.warp.pop();
+    let e = err_of(b.add_woven_panel(&spec));
+    assert!(e.contains("node 5 lies on no yarn"), "{e}");
+}

@@ -1,0 +1,163 @@
+//! Bad pattern files give errors that name the file, the JSON path and what
+//! was expected: one test per error, on small files in `tests/data/`.
+
+use weft_pattern::{Pattern, PatternError};
+
+fn data(name: &str) -> String {
+    format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(name: &str) -> Result<Pattern, PatternError> {
+    Pattern::from_file(data(name))
+}
+
+fn err(name: &str) -> (PatternError, String) {
+    let e = read(name).expect_err("a bad file must fail");
+    let msg = e.to_string();
+    assert!(msg.contains(name), "message names the file: {msg}");
+    (e, msg)
+}
+
+#[test]
+fn the_base_file_reads() {
+    let p = read("two_squares.json").unwrap();
+    assert_eq!(p.panels.len(), 2);
+    assert_eq!(p.stitches.len(), 2);
+    assert!(!p.stitches[0].right_wrong);
+    assert!(p.stitches[1].right_wrong);
+}
+
+#[test]
+fn open_edge_loop() {
+    let (e, msg) = err("bad_open_loop.json");
+    assert!(
+        matches!(&e, PatternError::OpenLoop { path, expected: 2, found: 0, .. }
+            if path == "pattern.panels.front.edges[2]"),
+        "{e:?}"
+    );
+    assert!(
+        msg.contains("expected the edge to start at vertex 2"),
+        "{msg}"
+    );
+    assert!(msg.contains("pattern.panels.front.edges[2]"), "{msg}");
+}
+
+#[test]
+fn stitch_names_a_missing_panel() {
+    let (e, msg) = err("bad_stitch_missing_panel.json");
+    assert!(
+        matches!(&e, PatternError::StitchMissingPanel { path, panel, .. }
+            if path == "pattern.stitches[1][1]" && panel == "sleeve"),
+        "{e:?}"
+    );
+    assert!(msg.contains("known: back, front"), "{msg}");
+}
+
+#[test]
+fn stitch_names_a_missing_edge() {
+    let (e, msg) = err("bad_stitch_missing_edge.json");
+    assert!(
+        matches!(&e, PatternError::StitchMissingEdge { path, edge: 7, count: 4, .. }
+            if path == "pattern.stitches[0][1]"),
+        "{e:?}"
+    );
+    assert!(msg.contains("expected 0..4"), "{msg}");
+}
+
+#[test]
+fn edge_stitched_twice() {
+    let (e, msg) = err("bad_edge_stitched_twice.json");
+    assert!(
+        matches!(&e, PatternError::EdgeStitchedTwice { path, edge: 1, first, .. }
+            if path == "pattern.stitches[2][1]" && first == "pattern.stitches[0][0]"),
+        "{e:?}"
+    );
+    assert!(msg.contains("at most one stitch"), "{msg}");
+}
+
+#[test]
+fn self_intersecting_panel() {
+    let (e, msg) = err("bad_self_intersecting.json");
+    // The bow tie's edges 1 and 3 cross at the centre (5 cm, 5 cm).
+    match &e {
+        PatternError::SelfIntersecting {
+            path,
+            first,
+            second,
+            x,
+            y,
+            ..
+        } => {
+            assert_eq!(path, "pattern.panels.back");
+            assert_eq!((*first, *second), (1, 3));
+            assert!(
+                (x - 0.05).abs() < 1e-12 && (y - 0.05).abs() < 1e-12,
+                "{x} {y}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(msg.contains("expected a simple closed outline"), "{msg}");
+}
+
+#[test]
+fn zero_length_edge() {
+    let (e, msg) = err("bad_zero_length_edge.json");
+    assert!(
+        matches!(&e, PatternError::ZeroLengthEdge { path, start: 1, end: 2, length, .. }
+            if path == "pattern.panels.front.edges[1]" && *length == 0.0),
+        "{e:?}"
+    );
+    assert!(msg.contains("expected distinct endpoints"), "{msg}");
+}
+
+#[test]
+fn malformed_json() {
+    let (e, msg) = err("bad_malformed.json");
+    assert!(
+        matches!(&e, PatternError::Json { line, .. } if *line > 1),
+        "{e:?}"
+    );
+    assert!(msg.contains("malformed JSON"), "{msg}");
+}
+
+#[test]
+fn unknown_curvature_type() {
+    let (e, msg) = err("bad_unknown_curvature.json");
+    assert!(
+        matches!(&e, PatternError::UnknownCurvature { path, found, .. }
+            if path == "pattern.panels.back.edges[2].curvature.type" && found == "spline"),
+        "{e:?}"
+    );
+    assert!(
+        msg.contains("expected \"quadratic\", \"cubic\" or \"circle\""),
+        "{msg}"
+    );
+}
+
+#[test]
+fn missing_and_mistyped_values() {
+    let text = r#"{"pattern": {"panels": {"a": {"edges": []}}, "stitches": []}}"#;
+    let e = Pattern::from_str(text, "inline.json").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "inline.json: pattern.panels.a.vertices: expected a value (missing key), found nothing"
+    );
+    let text = r#"{"pattern": {"panels": {"a": {"vertices": [[0, 0], [1, "x"]], "edges": []}}, "stitches": []}}"#;
+    let e = Pattern::from_str(text, "inline.json").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "inline.json: pattern.panels.a.vertices[1][1]: expected a finite number, found the string \"x\""
+    );
+    let text = r#"{"pattern": {"panels": {"a": {"vertices": [[0, 0], [1, 0], [0, 1]],
+        "edges": [{"endpoints": [0, 1]}, {"endpoints": [1, 2], "curvature": {"type": "circle", "params": [0.1, 0, 1]}},
+                  {"endpoints": [2, 0]}]}}, "stitches": []}}"#;
+    let e = Pattern::from_str(text, "inline.json").unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("inline.json: pattern.panels.a.edges[1].curvature.params[0]: expected a radius of at least half the chord"),
+        "{msg}"
+    );
+    let e = Pattern::from_file(data("no_such_file.json")).unwrap_err();
+    assert!(matches!(e, PatternError::Io { .. }), "{e:?}");
+}
