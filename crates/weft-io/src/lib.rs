@@ -35,20 +35,31 @@
 //! ```
 
 mod build;
+pub mod curves;
 mod de;
 mod error;
+pub mod export;
+pub mod mannequin;
+pub mod mesh;
 pub mod output;
+pub mod preview;
 pub mod scene;
 
 pub use build::{
     BuiltScene, ColliderShape, ColliderSpec, HandleSpec, TimeStepSettings, interpolate_keyframes,
 };
+pub use curves::{Curve, CurveError, YarnCurves, catmull_rom, fabric_normals};
 pub use de::{Selector, SelectorMap};
 pub use error::SceneError;
+pub use export::{
+    write_bcc, write_mitsuba_curves, write_obj_polylines, write_obj_tubes, write_usda_curves,
+};
+pub use mesh::{MeshError, TriMesh};
 pub use output::{
     ENERGY_HEADER, EnergyCsv, EnergyRow, FinalState, OutputError, atomic_write, frame_path,
     read_energy_csv, read_final_state, write_final_state, write_obj_frame,
 };
+pub use preview::{Preview, View, write_preview};
 pub use scene::{
     CapsuleObject, DampingSpec, FrictionSpec, HandleObject, Integrator, MaterialSpec, MeshObject,
     ModeSpec, OBJECT_TYPES, Output, OutputFormat, PlaneObject, Scene, SceneObject,
