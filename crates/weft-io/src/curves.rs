@@ -7,7 +7,9 @@
 //!
 //! 1. **Fabric normal** at a crossing: `n̂ = (t_warp × t_weft) / |…|`, with
 //!    the tangents `t = x_next - x_prev` along each yarn in the direction of
-//!    increasing arc-length coordinate (one-sided at a yarn end). For a woven
+//!    increasing arc-length coordinate (at a yarn end the second-order
+//!    one-sided difference `∓(3x₀ - 4x₁ + x₂)`, or the chord on a
+//!    two-node yarn). For a woven
 //!    patch this is the patch normal (`warp_direction × (normal × warp_direction)
 //!    = normal`), the same frame in which `Fabric::crimp` is defined, so the
 //!    sign convention is consistent everywhere the warp/weft orientation is.
@@ -197,10 +199,18 @@ pub fn fabric_normals(fabric: &Fabric, x: &[Vector3<f64>]) -> Vec<Option<Vector3
         let y = fabric.node_yarns[node][fam]?;
         let nodes = &fabric.yarns[y].nodes;
         let i = pos_in[node][fam];
-        if nodes.len() < 2 || i == usize::MAX {
+        let m = nodes.len();
+        if m < 2 || i == usize::MAX {
             return None;
         }
-        Some(x[nodes[(i + 1).min(nodes.len() - 1)]] - x[nodes[i.saturating_sub(1)]])
+        Some(if m >= 3 && i == 0 {
+            // Second-order one-sided differences at the yarn ends.
+            -3.0 * x[nodes[0]] + 4.0 * x[nodes[1]] - x[nodes[2]]
+        } else if m >= 3 && i == m - 1 {
+            3.0 * x[nodes[m - 1]] - 4.0 * x[nodes[m - 2]] + x[nodes[m - 3]]
+        } else {
+            x[nodes[(i + 1).min(m - 1)]] - x[nodes[i.saturating_sub(1)]]
+        })
     };
     let mut normals: Vec<Option<Vector3<f64>>> = (0..n)
         .map(|node| {
