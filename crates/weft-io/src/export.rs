@@ -394,3 +394,155 @@ pub fn write_usda_curves(path: impl AsRef<Path>, curves: &YarnCurves) -> Result<
         Ok(())
     })
 }
+
+/// A curve file format of [`write_curves`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CurveFormat {
+    /// [`write_bcc`], `.bcc`, crimped control points.
+    Bcc,
+    /// [`write_mitsuba_curves`], `.txt`, smoothed samples.
+    Mitsuba,
+    /// [`write_obj_polylines`], `.obj`, smoothed samples.
+    ObjPolylines,
+    /// [`write_obj_tubes`], `_tubes.obj`, smoothed samples.
+    ObjTubes,
+    /// [`write_usda_curves`], `.usda`, crimped control points.
+    Usda,
+}
+
+impl CurveFormat {
+    /// Every format, in the order above.
+    pub const ALL: [CurveFormat; 5] = [
+        CurveFormat::Bcc,
+        CurveFormat::Mitsuba,
+        CurveFormat::ObjPolylines,
+        CurveFormat::ObjTubes,
+        CurveFormat::Usda,
+    ];
+
+    /// The name used on command lines and in scene files: `bcc`, `mitsuba`,
+    /// `obj`, `tubes`, `usda`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CurveFormat::Bcc => "bcc",
+            CurveFormat::Mitsuba => "mitsuba",
+            CurveFormat::ObjPolylines => "obj",
+            CurveFormat::ObjTubes => "tubes",
+            CurveFormat::Usda => "usda",
+        }
+    }
+
+    /// File name suffix appended to a stem: `.bcc`, `.txt`, `.obj`,
+    /// `_tubes.obj`, `.usda`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            CurveFormat::Bcc => ".bcc",
+            CurveFormat::Mitsuba => ".txt",
+            CurveFormat::ObjPolylines => ".obj",
+            CurveFormat::ObjTubes => "_tubes.obj",
+            CurveFormat::Usda => ".usda",
+        }
+    }
+
+    /// Whether the renderer evaluates the curve itself (Catmull-Rom), so
+    /// the file gets the crimped control points rather than the samples.
+    pub fn wants_control_points(self) -> bool {
+        matches!(self, CurveFormat::Bcc | CurveFormat::Usda)
+    }
+}
+
+impl std::str::FromStr for CurveFormat {
+    type Err = String;
+
+    /// Parses [`CurveFormat::name`]; the error lists the accepted names.
+    fn from_str(s: &str) -> Result<Self, String> {
+        CurveFormat::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown curve format '{s}': expected one of bcc, mitsuba, obj, tubes, usda"
+                )
+            })
+    }
+}
+
+/// A failure of [`write_curves`].
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The curves could not be built from the state.
+    #[error(transparent)]
+    Curves(#[from] crate::curves::CurveError),
+    /// A file could not be written.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
+
+/// Options of [`write_curves`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CurveExportOptions {
+    /// Catmull-Rom samples per segment for the sampled formats (≥ 1).
+    pub samples_per_segment: usize,
+    /// Tube sides for [`CurveFormat::ObjTubes`] (≥ 3).
+    pub tube_sides: usize,
+}
+
+impl Default for CurveExportOptions {
+    /// 4 samples per segment, 8 tube sides.
+    fn default() -> Self {
+        Self {
+            samples_per_segment: 4,
+            tube_sides: 8,
+        }
+    }
+}
+
+/// Builds the yarn curves of `fabric` at positions `x` (m, one per node)
+/// and writes one file per format to `dir/STEM SUFFIX` (see
+/// [`CurveFormat::suffix`]), each atomically: BCC and USDA get the crimped
+/// control points, the others the Catmull-Rom samples. Returns the paths
+/// written, in the order of `formats`.
+///
+/// # Errors
+/// [`ExportError::Curves`] (wrong node count, zero samples, non-finite
+/// position) or [`ExportError::Output`] naming the file.
+pub fn write_curves(
+    dir: impl AsRef<Path>,
+    stem: &str,
+    fabric: &weft_core::Fabric,
+    x: &[Vector3<f64>],
+    formats: &[CurveFormat],
+    options: &CurveExportOptions,
+) -> Result<Vec<std::path::PathBuf>, ExportError> {
+    let control = formats
+        .iter()
+        .any(|f| f.wants_control_points())
+        .then(|| YarnCurves::from_positions(fabric, x, 1))
+        .transpose()?;
+    let sampled = formats
+        .iter()
+        .any(|f| !f.wants_control_points())
+        .then(|| YarnCurves::from_positions(fabric, x, options.samples_per_segment))
+        .transpose()?;
+    let mut out = Vec::with_capacity(formats.len());
+    for &f in formats {
+        let path = dir.as_ref().join(format!("{stem}{}", f.suffix()));
+        let curves = if f.wants_control_points() {
+            &control
+        } else {
+            &sampled
+        };
+        let curves = curves
+            .as_ref()
+            .expect("built above for this kind of format");
+        match f {
+            CurveFormat::Bcc => write_bcc(&path, curves)?,
+            CurveFormat::Mitsuba => write_mitsuba_curves(&path, curves)?,
+            CurveFormat::ObjPolylines => write_obj_polylines(&path, curves)?,
+            CurveFormat::ObjTubes => write_obj_tubes(&path, curves, options.tube_sides)?,
+            CurveFormat::Usda => write_usda_curves(&path, curves)?,
+        }
+        out.push(path);
+    }
+    Ok(out)
+}

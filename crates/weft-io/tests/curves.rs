@@ -202,3 +202,73 @@ fn bad_input_is_an_error() {
     let e = YarnCurves::from_positions(&f, &bad, 2).unwrap_err();
     assert!(e.to_string().contains("warp yarn 1, node 1"), "{e}");
 }
+
+#[test]
+fn write_curves_writes_every_format_with_the_right_point_sets() {
+    use weft_io::{CurveExportOptions, CurveFormat, write_curves};
+    let f = patch(3, 4, [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]);
+    let dir = tempfile::tempdir().unwrap();
+    let opts = CurveExportOptions {
+        samples_per_segment: 5,
+        tube_sides: 6,
+    };
+    let paths = write_curves(
+        dir.path(),
+        "final",
+        &f,
+        &f.initial.x,
+        &CurveFormat::ALL,
+        &opts,
+    )
+    .unwrap();
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "final.bcc",
+            "final.txt",
+            "final.obj",
+            "final_tubes.obj",
+            "final.usda"
+        ]
+    );
+    // BCC holds the control points: 3 warp x 4 + 4 weft x 3 = 24 points.
+    let bcc = std::fs::read(&paths[0]).unwrap();
+    assert_eq!(u64::from_le_bytes(bcc[16..24].try_into().unwrap()), 24);
+    // Mitsuba holds the samples: 3 x (3*5+1) + 4 x (2*5+1) = 92 lines.
+    let txt = std::fs::read_to_string(&paths[1]).unwrap();
+    assert_eq!(
+        txt.lines().filter(|l| !l.is_empty()).count(),
+        3 * 16 + 4 * 11
+    );
+    let tubes = std::fs::read_to_string(&paths[3]).unwrap();
+    assert_eq!(
+        tubes.lines().filter(|l| l.starts_with("v ")).count(),
+        92 * 6
+    );
+    assert_eq!("tubes".parse::<CurveFormat>(), Ok(CurveFormat::ObjTubes));
+    assert!(
+        "ply"
+            .parse::<CurveFormat>()
+            .unwrap_err()
+            .contains("expected one of")
+    );
+    // A wrong state names the problem.
+    let e = write_curves(
+        dir.path(),
+        "x",
+        &f,
+        &f.initial.x[..3],
+        &[CurveFormat::Bcc],
+        &opts,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("3 positions given for a fabric of 12 nodes"),
+        "{e}"
+    );
+}
