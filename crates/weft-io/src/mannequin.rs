@@ -3,8 +3,8 @@
 //!
 //! Made by us from the measurements below (not from any third-party mesh):
 //! the torso is a loft of horizontal ellipses whose perimeters are the
-//! girths, capped by half-ellipsoids; neck, arms and legs are tapered
-//! capsules, head, hands and feet ellipsoids; everything is joined by a
+//! girths, capped by half-ellipsoids; neck, arms, legs and feet are tapered
+//! capsules, head and hands ellipsoids; everything is joined by a
 //! polynomial smooth minimum (Quilez's `smin`, blend radius 2-4 cm) into one
 //! signed-distance-like function `f` (m, negative inside), which is meshed
 //! by surface nets ([`surface_nets`], Gibson 1998, "Constrained elastic
@@ -28,8 +28,8 @@
 //! (the tape-measure girth of a convex section is its perimeter). The depth
 //! to width ratio of each section is our choice (0.78 bust, 0.72 underbust,
 //! 0.74 waist, 0.66 hips), as are the limb radii not in the file (knee,
-//! calf, ankle, elbow). At the default 1 cm cell, the mesh has about 26k
-//! vertices and 52k triangles.
+//! calf, ankle, elbow). At the default 1 cm cell, the mesh has about 25k
+//! vertices and 50k triangles (1.7 MB as OBJ with micrometre coordinates).
 
 use crate::mesh::TriMesh;
 use nalgebra::{Matrix3, Vector3};
@@ -320,11 +320,13 @@ impl Body {
                 },
                 0.03,
             ));
-            blobs.push((
-                Ellipsoid {
-                    c: v(s * 0.115, 0.04, 0.055),
-                    rot: Matrix3::identity(),
-                    r: v(0.045, 0.04, 0.115),
+            // Foot: heel to ball of the foot, both resting on y = 0.
+            limbs.push((
+                Cone {
+                    a: v(s * 0.11, 0.038, -0.045),
+                    b: v(s * 0.12, 0.027, 0.13),
+                    ra: 0.038,
+                    rb: 0.027,
                 },
                 0.03,
             ));
