@@ -41,7 +41,10 @@ impl TriMesh {
     /// Reads a Wavefront OBJ file with `tobj` (all objects concatenated,
     /// polygons triangulated as fans, lines, points, normals, texture
     /// coordinates and materials ignored). Positions are taken as they are
-    /// (scale them yourself if the file is not in metres).
+    /// (scale them yourself if the file is not in metres). The reader
+    /// numbers vertices in order of first use by a face, so vertices no face
+    /// uses are dropped and indices may differ from the file's; triangles
+    /// keep the file's order and winding.
     ///
     /// # Errors
     /// [`MeshError::Obj`] naming the file for an unreadable or malformed
