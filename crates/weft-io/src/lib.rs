@@ -13,6 +13,16 @@
 //!   (`final_state.json`), [`write_obj_frame`] (OBJ polylines), all written
 //!   atomically or append-only (see [`output`]), and their readers
 //!   [`read_energy_csv`], [`read_final_state`].
+//! - Renderer exports ([`curves`], [`export`]): [`YarnCurves`] puts warp and
+//!   weft back on their sides of the weave (±R along the fabric normal, per
+//!   `Fabric::crimp`) and smooths them (Catmull-Rom); [`write_curves`] writes
+//!   BCC, Mitsuba 3 curve text, OBJ polylines, OBJ tube meshes and USD
+//!   BasisCurves files.
+//! - [`write_preview`] ([`preview`]): `preview.png`, front and side views of
+//!   the yarns over the body silhouette.
+//! - Bodies ([`mesh`], [`mannequin`]): [`TriMesh`] (OBJ in and out,
+//!   closedness, girths) and the project's own mannequin,
+//!   [`mannequin::generate`], committed as `data/bodies/mannequin.obj`.
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -35,20 +45,32 @@
 //! ```
 
 mod build;
+pub mod curves;
 mod de;
 mod error;
+pub mod export;
+pub mod mannequin;
+pub mod mesh;
 pub mod output;
+pub mod preview;
 pub mod scene;
 
 pub use build::{
     BuiltScene, ColliderShape, ColliderSpec, HandleSpec, TimeStepSettings, interpolate_keyframes,
 };
+pub use curves::{Curve, CurveError, YarnCurves, catmull_rom, fabric_normals};
 pub use de::{Selector, SelectorMap};
 pub use error::SceneError;
+pub use export::{
+    CurveExportOptions, CurveFormat, ExportError, write_bcc, write_curves, write_mitsuba_curves,
+    write_obj_polylines, write_obj_tubes, write_usda_curves,
+};
+pub use mesh::{MeshError, TriMesh};
 pub use output::{
     ENERGY_HEADER, EnergyCsv, EnergyRow, FinalState, OutputError, atomic_write, frame_path,
     read_energy_csv, read_final_state, write_final_state, write_obj_frame,
 };
+pub use preview::{Preview, View, write_preview};
 pub use scene::{
     CapsuleObject, DampingSpec, FrictionSpec, HandleObject, Integrator, MaterialSpec, MeshObject,
     ModeSpec, OBJECT_TYPES, Output, OutputFormat, PlaneObject, PreconditionerChoice, Scene,

@@ -7,7 +7,8 @@
 //! is atomic on POSIX file systems and replaces the target on Windows). A
 //! reader therefore sees either the old complete file or the new complete
 //! file; if writing fails, the temporary file is removed and the old file is
-//! untouched. `final_state.json` and frames are written this way.
+//! untouched. `final_state.json` and frames are written this way. On Unix
+//! the file gets mode `0644` (tempfile's default would be `0600`).
 //!
 //! **energy.csv** is append-only: [`EnergyCsv::create`] writes the header
 //! atomically (replacing any old file), then each [`EnergyCsv::append`]
@@ -94,6 +95,14 @@ pub fn atomic_write(
         let mut w = BufWriter::new(tmp.as_file());
         write(&mut w).map_err(io_err(path))?;
         w.flush().map_err(io_err(path))?;
+    }
+    // tempfile creates 0600 files; give outputs the usual rw-r--r--.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(io_err(path))?;
     }
     tmp.as_file().sync_all().map_err(io_err(path))?;
     tmp.persist(path).map_err(|e| OutputError::Io {
