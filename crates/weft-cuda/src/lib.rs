@@ -1,0 +1,23 @@
+//! # weft-cuda
+//!
+//! Foundations of the CUDA backend of weft (DESIGN §7): the CUDA C sources
+//! in `kernels/` (element math headers shared by every kernel, assembly
+//! kernels, BSR SpMV, block-Jacobi and the PCG vector operations), their
+//! compilation with NVRTC, and device detection — all without CUDA at build
+//! time: `cudarc` is used with dynamic loading only, so `libcuda` and
+//! `libnvrtc` are looked up when first needed and their absence is reported,
+//! never a panic.
+//!
+//! What is checked where:
+//!
+//! - [`host`]: the kernel headers compiled for the host by `build.rs` and
+//!   compared element by element with `weft-potentials` (tests/host_parity.rs).
+//! - `kernels`: the kernel sources; tests/nvrtc_compile.rs compiles every
+//!   one with NVRTC when the library is found.
+//! - `device`: driver/device detection and `doctor`.
+//!
+//! **Not yet run on a GPU**: no kernel of this crate has been launched on a
+//! device yet; see the crate README section of the project for the list of
+//! GPU checks still open.
+
+pub mod host;
