@@ -11,13 +11,26 @@
 //! What is checked where:
 //!
 //! - [`host`]: the kernel headers compiled for the host by `build.rs` and
-//!   compared element by element with `weft-potentials` (tests/host_parity.rs).
-//! - `kernels`: the kernel sources; tests/nvrtc_compile.rs compiles every
-//!   one with NVRTC when the library is found.
-//! - `device`: driver/device detection and `doctor`.
+//!   compared element by element with `weft-potentials`
+//!   (tests/host_parity.rs).
+//! - [`kernels`]: the kernel sources; tests/nvrtc_compile.rs compiles every
+//!   one with NVRTC ([`nvrtc`]) when the library is found.
+//! - [`device`]: driver/device detection ([`Device::detect`]) and
+//!   [`doctor`].
+//!
+//! Coverage of the kernels: stretch, bending (small-angle switch), shear
+//! (small-angle form, jamming), parallel contact, sliding anchors, gravity,
+//! Eulerian mass and inertia force, strain-rate and Rayleigh damping,
+//! plane/sphere/capsule colliders. **Left to the CPU**: triangle-mesh
+//! colliders and self-collision repulsion.
 //!
 //! **Not yet run on a GPU**: no kernel of this crate has been launched on a
-//! device yet; see the crate README section of the project for the list of
-//! GPU checks still open.
+//! device; only their host compilation (parity) and NVRTC compilation are
+//! tested.
 
+pub mod device;
 pub mod host;
+pub mod kernels;
+pub mod nvrtc;
+
+pub use device::{Device, NoDevice, doctor};
