@@ -395,7 +395,7 @@ extern "C" __global__ void weft_max_abs(int n, const double* x, const unsigned* 
     sv[threadIdx.x] = best;
     si[threadIdx.x] = bi;
     __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
         if (threadIdx.x < s && sv[threadIdx.x + s] > sv[threadIdx.x]) {
             sv[threadIdx.x] = sv[threadIdx.x + s];
             si[threadIdx.x] = si[threadIdx.x + s];

@@ -1,6 +1,7 @@
 // weft_reduce.cuh: block-level reductions for the kernels (device only).
 // Blocks must have a multiple of 32 threads, at most 1024.
 #pragma once
+#include "weft_math.cuh"
 
 namespace weft {
 
@@ -18,7 +19,7 @@ __device__ __forceinline__ double block_sum(double v) {
     if (lane == 0) partial[warp] = v;
     __syncthreads();
     int warps = (blockDim.x + 31) >> 5;
-    v = (threadIdx.x < warps) ? partial[lane] : 0.0;
+    v = ((int)threadIdx.x < warps) ? partial[lane] : 0.0;
     if (warp == 0) v = warp_sum(v);
     return v;
 }

@@ -29,8 +29,10 @@
 //! tested.
 
 pub mod device;
+pub mod emulate;
 pub mod host;
 pub mod kernels;
 pub mod nvrtc;
+pub mod plan;
 
 pub use device::{Device, NoDevice, doctor};
