@@ -28,6 +28,7 @@
 //! device; only their host compilation (parity) and NVRTC compilation are
 //! tested.
 
+pub mod cuda;
 pub mod device;
 pub mod emulate;
 pub mod host;
