@@ -14,7 +14,10 @@
 //! Without a C++ compiler at build time every function returns
 //! [`HostError::Unavailable`].
 
-#![cfg_attr(not(weft_host_shim), allow(unused_mut, unused_variables, dead_code))]
+#![cfg_attr(
+    not(weft_host_shim),
+    allow(unused_mut, unused_variables, unused_imports, dead_code)
+)]
 
 use crate::host::{GpuCollider, HostError};
 use crate::plan::{AssemblyPlan, GpuMaterial};
