@@ -591,3 +591,22 @@ fn plane_sphere_capsule_colliders_match_weft_solver() {
     );
     report("colliders");
 }
+
+#[test]
+fn the_measure_detects_a_relative_change_of_1e_10() {
+    // Guards the harness: a stiffness off by 1e-10 relative must exceed the
+    // 1e-12 tolerance on the gradient and Hessian, so agreement above is
+    // not an artefact of the error measure.
+    if skip() {
+        return;
+    }
+    let mut r = xorshift(0x5eed_0008);
+    let q = segment(&mut r);
+    let k = 500.0;
+    let a = host::stretch_elastic(k * (1.0 + 1e-10), &arr(&q)).unwrap();
+    let b = elastic_ref_stretch(k, &q);
+    let e = rel(&a.gradient, b.gradient.as_slice());
+    assert!(e > 1e-11 && e < 1e-9, "{e:e}");
+    let e = rel(&a.hessian, &rm(&b.hessian));
+    assert!(e > 1e-11 && e < 1e-9, "{e:e}");
+}
