@@ -1,0 +1,141 @@
+// Host shim over the kernel headers for the parity tests: compiled by the
+// crate's build.rs with a plain C++ compiler (the CUDA qualifiers are defined
+// away in weft_math.cuh) and called from Rust through extern "C". Matrices
+// are row-major, layouts as documented in kernels/weft_elements.cuh.
+#include "../../../kernels/weft_elements.cuh"
+#include "../../../kernels/weft_collide.cuh"
+
+using namespace weft;
+
+extern "C" {
+
+void weft_stretch_elastic(double k, const double* q, double* e, double* g, double* h) {
+    stretch_elastic(k, q, e, g, h);
+}
+
+void weft_stretch_dissipation(double kd, const double* q, const double* qd, double* rate,
+                              double* w, double* f, double* vj, double* pj) {
+    stretch_dissipation(kd, q, qd, rate, w, f, vj, pj);
+}
+
+void weft_bend_scalar_strain(const double* q, double* value, double* jac, double* hess) {
+    Strain<1, 12> s;
+    bend_scalar_strain(q, s);
+    copy<1>(s.value, value);
+    copy<12>(s.jac, jac);
+    copy<144>(s.hess, hess);
+}
+
+void weft_bend_vector_strain(const double* q, double* value, double* jac, double* hess) {
+    Strain<3, 12> s;
+    bend_vector_strain(q, s);
+    copy<3>(s.value, value);
+    copy<36>(s.jac, jac);
+    copy<432>(s.hess, hess);
+}
+
+int weft_bend_elastic(double k, const double* q, double thr, double* e, double* g, double* h) {
+    return bend_elastic(k, q, thr, e, g, h);
+}
+
+int weft_bend_dissipation(double kd, const double* q, const double* qd, double thr, double* rate,
+                          double* w, double* f, double* vj, double* pj) {
+    return bend_dissipation(kd, q, qd, thr, rate, w, f, vj, pj);
+}
+
+void weft_shear_scalar_strain(const double* q, double* value, double* jac, double* hess) {
+    ShearReduced r;
+    shear_reduced(q, r);
+    Strain<1, 6> s;
+    shear_scalar_reduced(r, s);
+    value[0] = s.value[0];
+    shear_scatter_vector(s.jac, jac);
+    shear_scatter_matrix(s.hess, hess);
+}
+
+void weft_shear_small_angle_strain(const double* q, double* value, double* jac, double* hess) {
+    ShearReduced r;
+    shear_reduced(q, r);
+    Strain<3, 6> s;
+    shear_small_angle_reduced(r, s);
+    for (int i = 0; i < 3; ++i) {
+        value[i] = s.value[i];
+        shear_scatter_vector(s.jac + 6 * i, jac + 9 * i);
+        shear_scatter_matrix(s.hess + 36 * i, hess + 81 * i);
+    }
+}
+
+void weft_shear_jamming_from_geometry(double radius, double spacing, double thr, double* out) {
+    Jamming j = shear_jamming_from_geometry(radius, spacing, thr);
+    out[0] = j.enabled;
+    out[1] = j.onset;
+    out[2] = j.lock;
+    out[3] = j.gain;
+}
+
+int weft_shear_elastic(double k, double spacing, double thr, int jam, double onset, double lock,
+                       double gain, const double* q, double* e, double* g, double* h) {
+    Jamming j;
+    j.enabled = jam;
+    j.onset = onset;
+    j.lock = lock;
+    j.gain = gain;
+    return shear_elastic(k, spacing, thr, j, q, e, g, h);
+}
+
+int weft_shear_dissipation(double kd, double spacing, double thr, const double* q,
+                           const double* qd, double* rate, double* w, double* f, double* vj,
+                           double* pj) {
+    return shear_dissipation(kd, spacing, thr, q, qd, rate, w, f, vj, pj);
+}
+
+void weft_contact_elastic(double k, double d, double l, const double* q, double* e, double* g,
+                          double* h) {
+    contact_elastic(k, d, l, q, e, g, h);
+}
+
+void weft_contact_dissipation(double kd, double d, double l, const double* q, const double* qd,
+                              double* rate, double* w, double* f, double* vj, double* pj) {
+    contact_dissipation(kd, d, l, q, qd, rate, w, f, vj, pj);
+}
+
+void weft_anchor_elastic(double k, double s, double anchor, double* e, double* g, double* h) {
+    anchor_elastic(k, s, anchor, e, g, h);
+}
+
+double weft_anchor_update(double s, double anchor, double k, double mu, double fn) {
+    return anchor_update(s, anchor, k, mu, fn);
+}
+
+void weft_gravity(const double* q, double rho_l, const double* gv, double* e, double* g,
+                  double* h) {
+    gravity_potential(q, rho_l, gv, e, g, h);
+}
+
+void weft_mass_matrix(double rho_l, const double* q, double* m) { mass_matrix(rho_l, q, m); }
+
+void weft_inertia_force(double rho_l, const double* q, const double* qd, double* out) {
+    inertia_force(rho_l, q, qd, out);
+}
+
+// PSD projection of an n x n matrix, n in {2, 5, 6, 7, 8, 9, 12}; returns 0
+// for an unsupported n.
+int weft_project_psd(int n, const double* a, double* out) {
+    switch (n) {
+        case 2: project_psd<2>(a, out); return 1;
+        case 5: project_psd<5>(a, out); return 1;
+        case 6: project_psd<6>(a, out); return 1;
+        case 7: project_psd<7>(a, out); return 1;
+        case 8: project_psd<8>(a, out); return 1;
+        case 9: project_psd<9>(a, out); return 1;
+        case 12: project_psd<12>(a, out); return 1;
+        default: return 0;
+    }
+}
+
+int weft_node_contact(const Collider* c, const double* x, const double* xd, double offset,
+                      double* e, double* g, double* h, double* fric, double* damp, double* slip) {
+    return node_contact(*c, load3(x), load3(xd), offset, e, g, h, fric, damp, slip);
+}
+
+}  // extern "C"

@@ -1,0 +1,760 @@
+//! The kernel headers' element math compiled for the host (by `build.rs`
+//! with the system C++ compiler, CUDA qualifiers defined away) and exposed
+//! through the shim `csrc/host_shim.cpp`.
+//!
+//! This is what the host parity tests compare with `weft-potentials`
+//! element by element: the very source the GPU kernels include
+//! (`kernels/weft_elements.cuh`, `kernels/weft_collide.cuh`,
+//! `kernels/weft_math.cuh`), not a copy. Every matrix here is **row-major**
+//! (entry `(r, c)` of an `R x C` matrix at `r * C + c`); element layouts are
+//! those of `weft-potentials` (documented per element in the headers).
+//!
+//! When no C++ compiler was available at build time, [`AVAILABLE`] is
+//! `false` and every function returns [`HostError::Unavailable`].
+
+#![cfg_attr(not(weft_host_shim), allow(unused_mut, unused_variables))]
+
+use thiserror::Error;
+
+/// Whether the host shim was compiled (a C++ compiler was found at build
+/// time).
+pub const AVAILABLE: bool = cfg!(weft_host_shim);
+
+/// Why a host evaluation could not run.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum HostError {
+    /// The crate was built without a C++ compiler, so the shim over the
+    /// kernel headers does not exist.
+    #[error(
+        "the host shim over kernels/*.cuh was not compiled (no C++ compiler at build time); \
+         install g++ and rebuild weft-cuda"
+    )]
+    Unavailable,
+    /// `project_psd` was asked for a size the shim does not instantiate.
+    #[error("project_psd is instantiated for n in {{2, 5, 6, 7, 8, 9, 12}}, got n = {0}")]
+    UnsupportedSize(usize),
+}
+
+/// Energy (J), gradient (shape `N`) and Hessian (`N x N`, row-major) of one
+/// element, from the kernel headers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostEval {
+    /// Potential energy `V` (J).
+    pub energy: f64,
+    /// `∇V`, length `N`.
+    pub gradient: Vec<f64>,
+    /// `∇²V`, `N x N` row-major.
+    pub hessian: Vec<f64>,
+    /// Whether the small-angle vector strain was used (bending, shear;
+    /// `false` for the other elements).
+    pub small_angle: bool,
+}
+
+/// Strain-rate dissipation of one element [SBO17 eq. 6-11], from the kernel
+/// headers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostDissipation {
+    /// Strain rate `ε̇` (length `M`: 1 scalar, 3 for the small-angle strains).
+    pub rate: Vec<f64>,
+    /// `W = ½ Ω k_d |ε̇|²` (W).
+    pub potential: f64,
+    /// `f_d = -Ω k_d ∇εᵀ ε̇` (N), length `N`.
+    pub force: Vec<f64>,
+    /// `-Ω k_d ∇εᵀ∇ε` (N·s/m), `N x N` row-major.
+    pub velocity_jacobian: Vec<f64>,
+    /// `-Ω k_d (Σ ε̇ᵢ ∇²εᵢ)⁺` (N/m), `N x N` row-major.
+    pub position_jacobian: Vec<f64>,
+    /// Whether the small-angle vector strain was used.
+    pub small_angle: bool,
+}
+
+/// A strain with Jacobian and component Hessians, from the kernel headers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostStrain {
+    /// `ε`, length `M`.
+    pub value: Vec<f64>,
+    /// `∇ε`, `M x N` row-major.
+    pub jacobian: Vec<f64>,
+    /// `∇²εᵢ` for each component, `M` blocks of `N x N` row-major.
+    pub hessians: Vec<f64>,
+}
+
+/// Shear jamming parameters as the kernels derive them from the geometry
+/// (`shear::Jamming::from_geometry`, kept only when the onset exceeds the
+/// small-angle threshold, as the CPU assembly does).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostJamming {
+    /// Whether jamming applies.
+    pub enabled: bool,
+    /// Onset angle `ψ_on` (rad).
+    pub onset: f64,
+    /// Locking angle `ψ_lock` (rad).
+    pub lock: f64,
+    /// Gain `γ`.
+    pub gain: f64,
+}
+
+/// A collider as the kernels take it (`struct Collider` of
+/// `kernels/weft_collide.cuh`, same layout): world frame at the evaluation
+/// time. `kind` 0 plane (`a` a point, `b` the unit outward normal), 1 sphere
+/// (`a` the centre), 2 capsule (axis `a`..`b`); `radius` (m), `stiffness`
+/// (N/m), `friction` `μ`, `friction_speed` `ε_v` (m/s), `margin` `δ` (m);
+/// velocity field `lin + ang × (x - origin)` (m/s).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuCollider {
+    /// 0 plane, 1 sphere, 2 capsule.
+    pub kind: i32,
+    /// Padding (keeps the C layout explicit).
+    pub pad: i32,
+    /// Plane point, sphere centre or capsule end `a` (m).
+    pub a: [f64; 3],
+    /// Plane unit normal or capsule end `b` (m).
+    pub b: [f64; 3],
+    /// Sphere or capsule radius (m).
+    pub radius: f64,
+    /// Penalty stiffness (N/m).
+    pub stiffness: f64,
+    /// Coulomb coefficient.
+    pub friction: f64,
+    /// Friction regularisation speed (m/s).
+    pub friction_speed: f64,
+    /// Contact margin (m).
+    pub margin: f64,
+    /// Linear velocity of the collider frame (m/s).
+    pub lin: [f64; 3],
+    /// Angular velocity (rad/s).
+    pub ang: [f64; 3],
+    /// Origin of the rotation (m).
+    pub origin: [f64; 3],
+}
+
+/// Penalty contact and friction of one node against one collider.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostNodeContact {
+    /// `½ k g²` (J).
+    pub energy: f64,
+    /// `-k g n` (N).
+    pub gradient: [f64; 3],
+    /// `k n nᵀ` (N/m), row-major.
+    pub hessian: [f64; 9],
+    /// Friction force (N).
+    pub friction: [f64; 3],
+    /// `-∂f/∂ẋ` (N·s/m), row-major.
+    pub damping: [f64; 9],
+    /// Tangential slip velocity (m/s).
+    pub slip: [f64; 3],
+}
+
+#[cfg(weft_host_shim)]
+mod ffi {
+    use super::GpuCollider;
+    unsafe extern "C" {
+        pub fn weft_stretch_elastic(k: f64, q: *const f64, e: *mut f64, g: *mut f64, h: *mut f64);
+        pub fn weft_stretch_dissipation(
+            kd: f64,
+            q: *const f64,
+            qd: *const f64,
+            rate: *mut f64,
+            w: *mut f64,
+            f: *mut f64,
+            vj: *mut f64,
+            pj: *mut f64,
+        );
+        pub fn weft_bend_scalar_strain(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
+        pub fn weft_bend_vector_strain(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
+        pub fn weft_bend_elastic(
+            k: f64,
+            q: *const f64,
+            thr: f64,
+            e: *mut f64,
+            g: *mut f64,
+            h: *mut f64,
+        ) -> i32;
+        pub fn weft_bend_dissipation(
+            kd: f64,
+            q: *const f64,
+            qd: *const f64,
+            thr: f64,
+            rate: *mut f64,
+            w: *mut f64,
+            f: *mut f64,
+            vj: *mut f64,
+            pj: *mut f64,
+        ) -> i32;
+        pub fn weft_shear_scalar_strain(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
+        pub fn weft_shear_small_angle_strain(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
+        pub fn weft_shear_jamming_from_geometry(r: f64, l: f64, thr: f64, out: *mut f64);
+        pub fn weft_shear_elastic(
+            k: f64,
+            l: f64,
+            thr: f64,
+            jam: i32,
+            onset: f64,
+            lock: f64,
+            gain: f64,
+            q: *const f64,
+            e: *mut f64,
+            g: *mut f64,
+            h: *mut f64,
+        ) -> i32;
+        pub fn weft_shear_dissipation(
+            kd: f64,
+            l: f64,
+            thr: f64,
+            q: *const f64,
+            qd: *const f64,
+            rate: *mut f64,
+            w: *mut f64,
+            f: *mut f64,
+            vj: *mut f64,
+            pj: *mut f64,
+        ) -> i32;
+        pub fn weft_contact_elastic(
+            k: f64,
+            d: f64,
+            l: f64,
+            q: *const f64,
+            e: *mut f64,
+            g: *mut f64,
+            h: *mut f64,
+        );
+        pub fn weft_contact_dissipation(
+            kd: f64,
+            d: f64,
+            l: f64,
+            q: *const f64,
+            qd: *const f64,
+            rate: *mut f64,
+            w: *mut f64,
+            f: *mut f64,
+            vj: *mut f64,
+            pj: *mut f64,
+        );
+        pub fn weft_anchor_elastic(k: f64, s: f64, a: f64, e: *mut f64, g: *mut f64, h: *mut f64);
+        pub fn weft_anchor_update(s: f64, a: f64, k: f64, mu: f64, fn_: f64) -> f64;
+        pub fn weft_gravity(
+            q: *const f64,
+            rho: f64,
+            gv: *const f64,
+            e: *mut f64,
+            g: *mut f64,
+            h: *mut f64,
+        );
+        pub fn weft_mass_matrix(rho: f64, q: *const f64, m: *mut f64);
+        pub fn weft_inertia_force(rho: f64, q: *const f64, qd: *const f64, out: *mut f64);
+        pub fn weft_project_psd(n: i32, a: *const f64, out: *mut f64) -> i32;
+        pub fn weft_node_contact(
+            c: *const GpuCollider,
+            x: *const f64,
+            xd: *const f64,
+            offset: f64,
+            e: *mut f64,
+            g: *mut f64,
+            h: *mut f64,
+            fric: *mut f64,
+            damp: *mut f64,
+            slip: *mut f64,
+        ) -> i32;
+    }
+}
+
+/// Calls `$f` in the shim when it was built, else returns
+/// [`HostError::Unavailable`].
+macro_rules! shim {
+    ($body:expr) => {{
+        #[cfg(weft_host_shim)]
+        {
+            #[allow(unused_unsafe)]
+            // SAFETY: every pointer passed comes from a live array or Vec of
+            // the length the shim documents for that argument.
+            Ok(unsafe { $body })
+        }
+        #[cfg(not(weft_host_shim))]
+        {
+            Err(HostError::Unavailable)
+        }
+    }};
+}
+
+fn eval(n: usize) -> HostEval {
+    HostEval {
+        energy: 0.0,
+        gradient: vec![0.0; n],
+        hessian: vec![0.0; n * n],
+        small_angle: false,
+    }
+}
+
+fn diss(m: usize, n: usize) -> HostDissipation {
+    HostDissipation {
+        rate: vec![0.0; m],
+        potential: 0.0,
+        force: vec![0.0; n],
+        velocity_jacobian: vec![0.0; n * n],
+        position_jacobian: vec![0.0; n * n],
+        small_angle: false,
+    }
+}
+
+/// Stretch elastic energy `½ k_s Δu (|w| - 1)²` of a segment
+/// `q = [x_a, s_a, x_b, s_b]` (m); `k_s` in N [SBO17 eq. 12-13].
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn stretch_elastic(k_s: f64, q: &[f64; 8]) -> Result<HostEval, HostError> {
+    let mut o = eval(8);
+    shim!({
+        ffi::weft_stretch_elastic(
+            k_s,
+            q.as_ptr(),
+            &mut o.energy,
+            o.gradient.as_mut_ptr(),
+            o.hessian.as_mut_ptr(),
+        );
+        o
+    })
+}
+
+/// Stretch dissipation with the closed-form clamp; `k_d` in N·s, `qdot`
+/// in m/s [SBO17 eq. 6-14].
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn stretch_dissipation(
+    k_d: f64,
+    q: &[f64; 8],
+    qdot: &[f64; 8],
+) -> Result<HostDissipation, HostError> {
+    let mut o = diss(1, 8);
+    shim!({
+        ffi::weft_stretch_dissipation(
+            k_d,
+            q.as_ptr(),
+            qdot.as_ptr(),
+            o.rate.as_mut_ptr(),
+            &mut o.potential,
+            o.force.as_mut_ptr(),
+            o.velocity_jacobian.as_mut_ptr(),
+            o.position_jacobian.as_mut_ptr(),
+        );
+        o
+    })
+}
+
+/// Scalar bending strain `2θ/D` (1/m) of `q = [x_0, s_0, x_1, s_1, x_2, s_2]`
+/// with Jacobian (1x12) and Hessian (12x12) [SBO17 eq. 15-16].
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn bending_scalar_strain(q: &[f64; 12]) -> Result<HostStrain, HostError> {
+    let mut s = HostStrain {
+        value: vec![0.0; 1],
+        jacobian: vec![0.0; 12],
+        hessians: vec![0.0; 144],
+    };
+    shim!({
+        ffi::weft_bend_scalar_strain(
+            q.as_ptr(),
+            s.value.as_mut_ptr(),
+            s.jacobian.as_mut_ptr(),
+            s.hessians.as_mut_ptr(),
+        );
+        s
+    })
+}
+
+/// Small-angle vector bending strain `2v/D` (1/m) with Jacobian (3x12) and
+/// Hessians (3 x 12x12) [SBO17 eq. 19].
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn bending_vector_strain(q: &[f64; 12]) -> Result<HostStrain, HostError> {
+    let mut s = HostStrain {
+        value: vec![0.0; 3],
+        jacobian: vec![0.0; 36],
+        hessians: vec![0.0; 432],
+    };
+    shim!({
+        ffi::weft_bend_vector_strain(
+            q.as_ptr(),
+            s.value.as_mut_ptr(),
+            s.jacobian.as_mut_ptr(),
+            s.hessians.as_mut_ptr(),
+        );
+        s
+    })
+}
+
+/// Bending energy of the strain selected by the turning angle (vector
+/// strain below `threshold`, rad); `k_b` in N·m² [SBO17 eq. 15-19].
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn bending_elastic(k_b: f64, q: &[f64; 12], threshold: f64) -> Result<HostEval, HostError> {
+    let mut o = eval(12);
+    shim!({
+        let small = ffi::weft_bend_elastic(
+            k_b,
+            q.as_ptr(),
+            threshold,
+            &mut o.energy,
+            o.gradient.as_mut_ptr(),
+            o.hessian.as_mut_ptr(),
+        );
+        o.small_angle = small != 0;
+        o
+    })
+}
+
+/// Bending strain-rate damping with the selected strain and the reduced
+/// (7-variable) clamp; `k_d` in N·m²·s [SBO17 eq. 6-11, 17-21].
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn bending_dissipation(
+    k_d: f64,
+    q: &[f64; 12],
+    qdot: &[f64; 12],
+    threshold: f64,
+) -> Result<HostDissipation, HostError> {
+    let mut o = diss(3, 12);
+    shim!({
+        let small = ffi::weft_bend_dissipation(
+            k_d,
+            q.as_ptr(),
+            qdot.as_ptr(),
+            threshold,
+            o.rate.as_mut_ptr(),
+            &mut o.potential,
+            o.force.as_mut_ptr(),
+            o.velocity_jacobian.as_mut_ptr(),
+            o.position_jacobian.as_mut_ptr(),
+        );
+        o.small_angle = small != 0;
+        if !o.small_angle {
+            o.rate.truncate(1);
+        }
+        o
+    })
+}
+
+/// Scalar shear strain `φ - π/2` of `q = [x_0, x_a, x_b]` (m) with Jacobian
+/// (1x9) and Hessian (9x9) [SBO17 eq. 22-23].
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn shear_scalar_strain(q: &[f64; 9]) -> Result<HostStrain, HostError> {
+    let mut s = HostStrain {
+        value: vec![0.0; 1],
+        jacobian: vec![0.0; 9],
+        hessians: vec![0.0; 81],
+    };
+    shim!({
+        ffi::weft_shear_scalar_strain(
+            q.as_ptr(),
+            s.value.as_mut_ptr(),
+            s.jacobian.as_mut_ptr(),
+            s.hessians.as_mut_ptr(),
+        );
+        s
+    })
+}
+
+/// Small-angle vector shear strain `(a×b)(a·b)/|a×b|²` with Jacobian (3x9)
+/// and Hessians (3 x 9x9) (DESIGN §2).
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn shear_small_angle_strain(q: &[f64; 9]) -> Result<HostStrain, HostError> {
+    let mut s = HostStrain {
+        value: vec![0.0; 3],
+        jacobian: vec![0.0; 27],
+        hessians: vec![0.0; 243],
+    };
+    shim!({
+        ffi::weft_shear_small_angle_strain(
+            q.as_ptr(),
+            s.value.as_mut_ptr(),
+            s.jacobian.as_mut_ptr(),
+            s.hessians.as_mut_ptr(),
+        );
+        s
+    })
+}
+
+/// Jamming parameters for yarn radius `radius` and spacing `spacing` (m)
+/// with small-angle threshold `threshold` (rad), as the kernels build them.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn shear_jamming(radius: f64, spacing: f64, threshold: f64) -> Result<HostJamming, HostError> {
+    let mut out = [0.0; 4];
+    shim!({
+        ffi::weft_shear_jamming_from_geometry(radius, spacing, threshold, out.as_mut_ptr());
+        HostJamming {
+            enabled: out[0] != 0.0,
+            onset: out[1],
+            lock: out[2],
+            gain: out[3],
+        }
+    })
+}
+
+/// Shear elastic energy (`Shear::elastic` of weft-potentials): stiffness
+/// `k` (N), spacing `L` (m), threshold (rad), optional jamming.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn shear_elastic(
+    k: f64,
+    spacing: f64,
+    threshold: f64,
+    jamming: Option<HostJamming>,
+    q: &[f64; 9],
+) -> Result<HostEval, HostError> {
+    let mut o = eval(9);
+    let j = jamming.unwrap_or(HostJamming {
+        enabled: false,
+        onset: 0.0,
+        lock: 0.0,
+        gain: 0.0,
+    });
+    shim!({
+        let small = ffi::weft_shear_elastic(
+            k,
+            spacing,
+            threshold,
+            i32::from(j.enabled),
+            j.onset,
+            j.lock,
+            j.gain,
+            q.as_ptr(),
+            &mut o.energy,
+            o.gradient.as_mut_ptr(),
+            o.hessian.as_mut_ptr(),
+        );
+        o.small_angle = small != 0;
+        o
+    })
+}
+
+/// Shear strain-rate dissipation (`Shear::dissipation`): `k_d` in N·s.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn shear_dissipation(
+    k_d: f64,
+    spacing: f64,
+    threshold: f64,
+    q: &[f64; 9],
+    qdot: &[f64; 9],
+) -> Result<HostDissipation, HostError> {
+    let mut o = diss(3, 9);
+    shim!({
+        let small = ffi::weft_shear_dissipation(
+            k_d,
+            spacing,
+            threshold,
+            q.as_ptr(),
+            qdot.as_ptr(),
+            o.rate.as_mut_ptr(),
+            &mut o.potential,
+            o.force.as_mut_ptr(),
+            o.velocity_jacobian.as_mut_ptr(),
+            o.position_jacobian.as_mut_ptr(),
+        );
+        o.small_angle = small != 0;
+        if !o.small_angle {
+            o.rate.truncate(1);
+        }
+        o
+    })
+}
+
+/// Parallel-yarn contact energy of `q = [s_a, s_b]` (m): diameter `d` (m),
+/// spacing `L` (m), `k_c` (N) \[CLMMO14\].
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn contact_elastic(
+    k_c: f64,
+    diameter: f64,
+    spacing: f64,
+    q: &[f64; 2],
+) -> Result<HostEval, HostError> {
+    let mut o = eval(2);
+    shim!({
+        ffi::weft_contact_elastic(
+            k_c,
+            diameter,
+            spacing,
+            q.as_ptr(),
+            &mut o.energy,
+            o.gradient.as_mut_ptr(),
+            o.hessian.as_mut_ptr(),
+        );
+        o
+    })
+}
+
+/// Parallel-yarn contact dissipation (generic strain-rate form).
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn contact_dissipation(
+    k_d: f64,
+    diameter: f64,
+    spacing: f64,
+    q: &[f64; 2],
+    qdot: &[f64; 2],
+) -> Result<HostDissipation, HostError> {
+    let mut o = diss(1, 2);
+    shim!({
+        ffi::weft_contact_dissipation(
+            k_d,
+            diameter,
+            spacing,
+            q.as_ptr(),
+            qdot.as_ptr(),
+            o.rate.as_mut_ptr(),
+            &mut o.potential,
+            o.force.as_mut_ptr(),
+            o.velocity_jacobian.as_mut_ptr(),
+            o.position_jacobian.as_mut_ptr(),
+        );
+        o
+    })
+}
+
+/// Sliding-anchor energy `½ k_f (s - s̄)²` (J); `k_f` in N/m, `s`, `anchor`
+/// in m \[CLMMO14\].
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn anchor_elastic(k_f: f64, s: f64, anchor: f64) -> Result<HostEval, HostError> {
+    let mut o = eval(1);
+    shim!({
+        ffi::weft_anchor_elastic(
+            k_f,
+            s,
+            anchor,
+            &mut o.energy,
+            o.gradient.as_mut_ptr(),
+            o.hessian.as_mut_ptr(),
+        );
+        o
+    })
+}
+
+/// Stick/slip anchor update (`friction::update_anchor`), m.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn anchor_update(
+    s: f64,
+    anchor: f64,
+    k_f: f64,
+    mu: f64,
+    normal_force: f64,
+) -> Result<f64, HostError> {
+    shim!(ffi::weft_anchor_update(s, anchor, k_f, mu, normal_force))
+}
+
+/// Gravity potential of a segment (`gravity::potential`): `rho_l` kg/m,
+/// `g` the acceleration vector (m/s²).
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn gravity(q: &[f64; 8], rho_l: f64, g: &[f64; 3]) -> Result<HostEval, HostError> {
+    let mut o = eval(8);
+    shim!({
+        ffi::weft_gravity(
+            q.as_ptr(),
+            rho_l,
+            g.as_ptr(),
+            &mut o.energy,
+            o.gradient.as_mut_ptr(),
+            o.hessian.as_mut_ptr(),
+        );
+        o
+    })
+}
+
+/// Eulerian segment mass matrix (kg, 8x8 row-major) [SJLP11, DESIGN §4].
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn mass_matrix(rho_l: f64, q: &[f64; 8]) -> Result<Vec<f64>, HostError> {
+    let mut m = vec![0.0; 64];
+    shim!({
+        ffi::weft_mass_matrix(rho_l, q.as_ptr(), m.as_mut_ptr());
+        m
+    })
+}
+
+/// Euler-Lagrange inertial force `∇_q T - Ṁ q̇` (N, 8) [SBO17 eq. 1].
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn inertia_force(rho_l: f64, q: &[f64; 8], qdot: &[f64; 8]) -> Result<[f64; 8], HostError> {
+    let mut f = [0.0; 8];
+    shim!({
+        ffi::weft_inertia_force(rho_l, q.as_ptr(), qdot.as_ptr(), f.as_mut_ptr());
+        f
+    })
+}
+
+/// PSD projection of an `n x n` row-major matrix (only its symmetric part
+/// is used) [SBO18 §3.4], `n` in {2, 5, 6, 7, 8, 9, 12}.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim, [`HostError::UnsupportedSize`]
+/// for another `n` or when `a.len() != n * n`.
+pub fn project_psd(n: usize, a: &[f64]) -> Result<Vec<f64>, HostError> {
+    if a.len() != n * n || ![2, 5, 6, 7, 8, 9, 12].contains(&n) {
+        return Err(HostError::UnsupportedSize(n));
+    }
+    let mut out = vec![0.0; n * n];
+    shim!({
+        ffi::weft_project_psd(n as i32, a.as_ptr(), out.as_mut_ptr());
+        out
+    })
+}
+
+/// Penalty contact and smoothed Coulomb friction of a node at `x` (m) with
+/// velocity `xdot` (m/s) against `collider`, for `offset = r + δ` (m);
+/// `Ok(None)` without contact (DESIGN §6).
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn node_contact(
+    collider: &GpuCollider,
+    x: &[f64; 3],
+    xdot: &[f64; 3],
+    offset: f64,
+) -> Result<Option<HostNodeContact>, HostError> {
+    let mut c = HostNodeContact {
+        energy: 0.0,
+        gradient: [0.0; 3],
+        hessian: [0.0; 9],
+        friction: [0.0; 3],
+        damping: [0.0; 9],
+        slip: [0.0; 3],
+    };
+    shim!({
+        let hit = ffi::weft_node_contact(
+            collider,
+            x.as_ptr(),
+            xdot.as_ptr(),
+            offset,
+            &mut c.energy,
+            c.gradient.as_mut_ptr(),
+            c.hessian.as_mut_ptr(),
+            c.friction.as_mut_ptr(),
+            c.damping.as_mut_ptr(),
+            c.slip.as_mut_ptr(),
+        );
+        (hit != 0).then_some(c)
+    })
+}

@@ -1,0 +1,39 @@
+//! # weft-cuda
+//!
+//! Foundations of the CUDA backend of weft (DESIGN §7): the CUDA C sources
+//! in `kernels/` (element math headers shared by every kernel, assembly
+//! kernels, BSR SpMV, block-Jacobi and the PCG vector operations), their
+//! compilation with NVRTC, and device detection — all without CUDA at build
+//! time: `cudarc` is used with dynamic loading only, so `libcuda` and
+//! `libnvrtc` are looked up when first needed and their absence is reported,
+//! never a panic.
+//!
+//! What is checked where:
+//!
+//! - [`host`]: the kernel headers compiled for the host by `build.rs` and
+//!   compared element by element with `weft-potentials`
+//!   (tests/host_parity.rs).
+//! - [`kernels`]: the kernel sources; tests/nvrtc_compile.rs compiles every
+//!   one with NVRTC ([`nvrtc`]) when the library is found.
+//! - [`device`]: driver/device detection ([`Device::detect`]) and
+//!   [`doctor`].
+//!
+//! Coverage of the kernels: stretch, bending (small-angle switch), shear
+//! (small-angle form, jamming), parallel contact, sliding anchors, gravity,
+//! Eulerian mass and inertia force, strain-rate and Rayleigh damping,
+//! plane/sphere/capsule colliders. **Left to the CPU**: triangle-mesh
+//! colliders and self-collision repulsion.
+//!
+//! **Not yet run on a GPU**: no kernel of this crate has been launched on a
+//! device; only their host compilation (parity) and NVRTC compilation are
+//! tested.
+
+pub mod cuda;
+pub mod device;
+pub mod emulate;
+pub mod host;
+pub mod kernels;
+pub mod nvrtc;
+pub mod plan;
+
+pub use device::{Device, NoDevice, doctor};

@@ -1,0 +1,433 @@
+//! The flat arrays the assembly kernels read, built once from a CPU
+//! [`Assembler`]: element node lists, arc-length slots, materials, the
+//! element-to-block scatter maps (taken from the assembler's own matrix
+//! pattern, so both backends write the same blocks), the element colourings
+//! (the CPU's greedy algorithm), and the node data of colliders, anchors and
+//! point masses. The layouts are those documented in
+//! `kernels/weft_assembly.cu` and `kernels/weft_pcg.cu`.
+//!
+//! The same plan feeds the host execution of the kernels ([`crate::emulate`],
+//! tested against the CPU assembler) and the device path
+//! (the `cuda` module).
+
+use crate::host::GpuCollider;
+use nalgebra::Vector3;
+use thiserror::Error;
+use weft_core::{Damping, Fabric};
+use weft_solver::Assembler;
+use weft_solver::bsr::BlockSparse;
+use weft_solver::collide::{Collider, Shape};
+
+/// Per-material constants of the kernels (`struct GpuMaterial` of
+/// `kernels/weft_assembly.cu`, same layout); the CPU assembler's
+/// per-material parameters.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuMaterial {
+    /// Stretch stiffness `k_s` (N).
+    pub k_s: f64,
+    /// Bending stiffness `k_b` (N·m²).
+    pub k_b: f64,
+    /// Shear stiffness `k_x` (N).
+    pub k_x: f64,
+    /// Parallel-contact stiffness `k_c` (N).
+    pub k_c: f64,
+    /// Anchor stiffness `k_f` (N/m).
+    pub k_f: f64,
+    /// Coulomb coefficient of the anchors.
+    pub mu: f64,
+    /// Yarn radius (m).
+    pub radius: f64,
+    /// Linear density `ρ π R²` (kg/m).
+    pub rho_l: f64,
+    /// Strain-rate damping of stretch (N·s).
+    pub kd_stretch: f64,
+    /// Strain-rate damping of bending (N·m²·s).
+    pub kd_bending: f64,
+    /// Strain-rate damping of shear (N·s).
+    pub kd_shear: f64,
+    /// Strain-rate damping of parallel contact (N·s).
+    pub kd_contact: f64,
+    /// 1 when the material uses Rayleigh damping.
+    pub rayleigh: i32,
+    /// Padding.
+    pub pad: i32,
+    /// Rayleigh `α` (1/s).
+    pub alpha: f64,
+    /// Rayleigh `β` (s).
+    pub beta: f64,
+}
+
+/// What the kernels cannot take over from a CPU assembler.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum PlanError {
+    /// Triangle-mesh colliders are evaluated on the CPU only.
+    #[error(
+        "collider {0} is a triangle mesh; the CUDA kernels handle plane, sphere and capsule only"
+    )]
+    MeshCollider(usize),
+    /// Self-collision repulsion is evaluated on the CPU only.
+    #[error("self-collision is enabled; the CUDA kernels do not evaluate yarn-yarn repulsion")]
+    SelfCollision,
+    /// An index does not fit the kernels' 32-bit indices.
+    #[error("{0} exceeds the kernels' 32-bit index range")]
+    TooLarge(&'static str),
+}
+
+/// One element type's colouring: element indices grouped by colour, with
+/// `offsets[c]..offsets[c + 1]` the range of colour `c` in `elements`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Colouring {
+    /// Element indices, colour after colour.
+    pub elements: Vec<u32>,
+    /// Colour ranges, length `colours + 1`.
+    pub offsets: Vec<usize>,
+}
+
+impl Colouring {
+    /// The element indices of colour `c`.
+    pub fn colour(&self, c: usize) -> &[u32] {
+        &self.elements[self.offsets[c]..self.offsets[c + 1]]
+    }
+
+    /// Number of colours.
+    pub fn colours(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+}
+
+/// Greedy colouring (as the CPU assembler): element `e` touches `nodes(e)`;
+/// no two elements of a colour share a node.
+fn colour(count: usize, node_count: usize, nodes: impl Fn(usize) -> Vec<usize>) -> Colouring {
+    let mut used: Vec<u64> = vec![0; node_count];
+    let mut colours: Vec<Vec<u32>> = Vec::new();
+    for e in 0..count {
+        let ns = nodes(e);
+        let mask = ns.iter().fold(0u64, |m, &n| m | used[n]);
+        let c = (!mask).trailing_zeros() as usize;
+        assert!(c < 64, "element colouring needs more than 64 colours");
+        for &n in &ns {
+            used[n] |= 1 << c;
+        }
+        if colours.len() <= c {
+            colours.resize(c + 1, Vec::new());
+        }
+        colours[c].push(e as u32);
+    }
+    let mut out = Colouring {
+        elements: Vec::with_capacity(count),
+        offsets: vec![0],
+    };
+    for c in colours {
+        out.elements.extend(c);
+        out.offsets.push(out.elements.len());
+    }
+    out
+}
+
+/// Everything the assembly and PCG kernels read that does not change during
+/// a run (see the module docs). Index arrays are `u32`, slots `i32`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AssemblyPlan {
+    /// Number of nodes `n` (vectors have `5 n` entries).
+    pub nodes: usize,
+    /// Per-material constants.
+    pub materials: Vec<GpuMaterial>,
+    /// Segment end nodes `(a, b)`, 2 per segment.
+    pub seg_nodes: Vec<u32>,
+    /// Arc-length slot per segment (3 warp `u`, 4 weft `v`).
+    pub seg_slot: Vec<i32>,
+    /// Material per segment.
+    pub seg_material: Vec<u32>,
+    /// Rest spacing `L` per segment (m).
+    pub seg_spacing: Vec<f64>,
+    /// Block indices per segment, 4 (pairs aa, ab, ba, bb).
+    pub seg_blocks: Vec<u32>,
+    /// Segment colouring.
+    pub seg_colours: Colouring,
+    /// Bending nodes `(centre, next, prev)`, 3 per element.
+    pub bend_nodes: Vec<u32>,
+    /// Arc-length slot per bending element.
+    pub bend_slot: Vec<i32>,
+    /// Material per bending element.
+    pub bend_material: Vec<u32>,
+    /// Block indices per bending element, 9 (node pairs row-major).
+    pub bend_blocks: Vec<u32>,
+    /// Bending colouring.
+    pub bend_colours: Colouring,
+    /// Shear nodes `(crossing, warp neighbour, weft neighbour)`, 3 each.
+    pub shear_nodes: Vec<u32>,
+    /// Material per shear element.
+    pub shear_material: Vec<u32>,
+    /// Rest spacing per shear element (m).
+    pub shear_spacing: Vec<f64>,
+    /// Block indices per shear element, 9.
+    pub shear_blocks: Vec<u32>,
+    /// Shear colouring.
+    pub shear_colours: Colouring,
+    /// Anchor nodes.
+    pub anchor_node: Vec<u32>,
+    /// Anchor slots.
+    pub anchor_slot: Vec<i32>,
+    /// Anchor materials.
+    pub anchor_material: Vec<u32>,
+    /// Yarn radius per node (m), for collider offsets.
+    pub node_radius: Vec<f64>,
+    /// Lumped point mass per node (kg).
+    pub point_mass: Vec<f64>,
+    /// Rayleigh `α` of the node's material (1/s; 0 without Rayleigh).
+    pub node_alpha: Vec<f64>,
+    /// `1.0` for a free DOF, `0.0` for a fixed one (`5 n`).
+    pub free: Vec<f64>,
+    /// Block-row starts of the matrix, `n + 1`.
+    pub row_ptr: Vec<u32>,
+    /// Block columns.
+    pub cols: Vec<u32>,
+    /// Index of each row's diagonal block.
+    pub diag: Vec<u32>,
+    /// Gravitational acceleration (m/s²).
+    pub gravity: [f64; 3],
+    /// Small-angle switch of bending (rad).
+    pub bending_threshold: f64,
+    /// Small-angle switch of shear (rad).
+    pub shear_threshold: f64,
+}
+
+fn u32_of(x: usize, what: &'static str) -> Result<u32, PlanError> {
+    u32::try_from(x).map_err(|_| PlanError::TooLarge(what))
+}
+
+impl AssemblyPlan {
+    /// Builds the plan of `assembler` (its fabric, matrix pattern, gravity
+    /// and bending threshold).
+    ///
+    /// # Errors
+    /// [`PlanError::MeshCollider`] / [`PlanError::SelfCollision`] when the
+    /// assembler uses what the kernels do not evaluate;
+    /// [`PlanError::TooLarge`] beyond 32-bit indices.
+    pub fn new(assembler: &Assembler) -> Result<Self, PlanError> {
+        if assembler.contact.self_collision.is_some() {
+            return Err(PlanError::SelfCollision);
+        }
+        for (i, (c, _)) in assembler.contact.colliders.iter().enumerate() {
+            if matches!(c.shape, Shape::Mesh(_)) {
+                return Err(PlanError::MeshCollider(i));
+            }
+        }
+        let f: &Fabric = &assembler.fabric;
+        let m: &BlockSparse = &assembler.matrix;
+        let n = f.node_count();
+        let el = &f.elements;
+        let idx = |i: usize, j: usize| -> Result<u32, PlanError> {
+            u32_of(
+                m.index(i, j)
+                    .expect("element node pair in the assembler's pattern"),
+                "block index",
+            )
+        };
+        let materials = f
+            .materials
+            .iter()
+            .map(|mt| {
+                let kd = mt.strain_rate_coefficients();
+                let (rayleigh, alpha, beta) = match mt.damping {
+                    Damping::Rayleigh { alpha, beta } => (1, alpha, beta),
+                    _ => (0, 0.0, 0.0),
+                };
+                GpuMaterial {
+                    k_s: mt.stretch_stiffness,
+                    k_b: mt.bending_stiffness,
+                    k_x: mt.shear_stiffness,
+                    k_c: mt.contact_stiffness,
+                    k_f: mt.friction.anchor_stiffness,
+                    mu: mt.friction.mu,
+                    radius: mt.radius,
+                    rho_l: mt.linear_density(),
+                    kd_stretch: kd.stretch,
+                    kd_bending: kd.bending,
+                    kd_shear: kd.shear,
+                    kd_contact: kd.contact,
+                    rayleigh,
+                    pad: 0,
+                    alpha,
+                    beta,
+                }
+            })
+            .collect();
+        let mut p = AssemblyPlan {
+            nodes: n,
+            materials,
+            seg_nodes: Vec::with_capacity(2 * el.segments.len()),
+            seg_slot: Vec::new(),
+            seg_material: Vec::new(),
+            seg_spacing: Vec::new(),
+            seg_blocks: Vec::new(),
+            seg_colours: colour(el.segments.len(), n, |e| {
+                vec![el.segments[e].a, el.segments[e].b]
+            }),
+            bend_nodes: Vec::new(),
+            bend_slot: Vec::new(),
+            bend_material: Vec::new(),
+            bend_blocks: Vec::new(),
+            bend_colours: colour(el.bending.len(), n, |e| {
+                let b = &el.bending[e];
+                vec![b.center, b.next, b.prev]
+            }),
+            shear_nodes: Vec::new(),
+            shear_material: Vec::new(),
+            shear_spacing: Vec::new(),
+            shear_blocks: Vec::new(),
+            shear_colours: colour(el.shear.len(), n, |e| {
+                let x = &el.shear[e];
+                vec![x.crossing, x.warp_neighbor, x.weft_neighbor]
+            }),
+            anchor_node: Vec::new(),
+            anchor_slot: Vec::new(),
+            anchor_material: Vec::new(),
+            node_radius: (0..n)
+                .map(|i| {
+                    f.node_yarns[i][0]
+                        .or(f.node_yarns[i][1])
+                        .map_or(0.0, |y| f.materials[f.yarns[y].material].radius)
+                })
+                .collect(),
+            point_mass: f.point_mass.clone(),
+            node_alpha: (0..n)
+                .map(|i| {
+                    f.node_yarns[i][0]
+                        .or(f.node_yarns[i][1])
+                        .and_then(|y| match f.materials[f.yarns[y].material].damping {
+                            Damping::Rayleigh { alpha, .. } => Some(alpha),
+                            _ => None,
+                        })
+                        .unwrap_or(0.0)
+                })
+                .collect(),
+            free: f
+                .free
+                .iter()
+                .flatten()
+                .map(|&b| if b { 1.0 } else { 0.0 })
+                .collect(),
+            row_ptr: m
+                .row_ptr
+                .iter()
+                .map(|&x| u32_of(x, "row pointer"))
+                .collect::<Result<_, _>>()?,
+            cols: m.cols.clone(),
+            diag: m
+                .diag
+                .iter()
+                .map(|&x| u32_of(x, "diagonal index"))
+                .collect::<Result<_, _>>()?,
+            gravity: assembler.gravity.into(),
+            bending_threshold: assembler.bending_threshold,
+            shear_threshold: weft_potentials::shear::SMALL_ANGLE_THRESHOLD,
+        };
+        for s in &el.segments {
+            p.seg_nodes
+                .extend([u32_of(s.a, "node")?, u32_of(s.b, "node")?]);
+            p.seg_slot.push(s.family.slot() as i32);
+            p.seg_material.push(s.material as u32);
+            p.seg_spacing.push(s.rest_spacing);
+            for (i, j) in [(s.a, s.a), (s.a, s.b), (s.b, s.a), (s.b, s.b)] {
+                p.seg_blocks.push(idx(i, j)?);
+            }
+        }
+        for b in &el.bending {
+            let ns = [b.center, b.next, b.prev];
+            for &x in &ns {
+                p.bend_nodes.push(u32_of(x, "node")?);
+            }
+            p.bend_slot.push(b.family.slot() as i32);
+            p.bend_material.push(b.material as u32);
+            for k in 0..9 {
+                p.bend_blocks.push(idx(ns[k / 3], ns[k % 3])?);
+            }
+        }
+        for x in &el.shear {
+            let ns = [x.crossing, x.warp_neighbor, x.weft_neighbor];
+            for &y in &ns {
+                p.shear_nodes.push(u32_of(y, "node")?);
+            }
+            p.shear_material.push(x.material as u32);
+            p.shear_spacing.push(x.rest_spacing);
+            for k in 0..9 {
+                p.shear_blocks.push(idx(ns[k / 3], ns[k % 3])?);
+            }
+        }
+        for a in &el.anchors {
+            p.anchor_node.push(u32_of(a.node, "node")?);
+            p.anchor_slot.push(a.family.slot() as i32);
+            p.anchor_material.push(a.material as u32);
+        }
+        Ok(p)
+    }
+}
+
+/// The colliders of `assembler` in the kernels' form at time `t` (s): each
+/// plane, sphere or capsule moved to its world pose at `t` (exact for these
+/// rigid shapes) with its rigid velocity field and margin.
+///
+/// # Errors
+/// [`PlanError::MeshCollider`] for a triangle-mesh collider.
+pub fn colliders_at(assembler: &Assembler, t: f64) -> Result<Vec<GpuCollider>, PlanError> {
+    assembler
+        .contact
+        .colliders
+        .iter()
+        .enumerate()
+        .map(|(i, (c, margin))| gpu_collider(c, *margin, t).ok_or(PlanError::MeshCollider(i)))
+        .collect()
+}
+
+fn gpu_collider(c: &Collider, margin: f64, t: f64) -> Option<GpuCollider> {
+    let (pt, rot, lin, ang) = match &c.motion {
+        None => (
+            Vector3::zeros(),
+            nalgebra::UnitQuaternion::identity(),
+            Vector3::zeros(),
+            Vector3::zeros(),
+        ),
+        Some(m) => {
+            let iso = m.transform(t);
+            (
+                iso.translation.vector,
+                iso.rotation,
+                m.linear_velocity(t),
+                m.angular_velocity(t),
+            )
+        }
+    };
+    let place = |x: &Vector3<f64>| -> [f64; 3] { (rot * x + pt).into() };
+    let mut g = GpuCollider {
+        stiffness: c.stiffness,
+        friction: c.friction,
+        friction_speed: c.friction_speed,
+        margin,
+        lin: lin.into(),
+        ang: ang.into(),
+        origin: pt.into(),
+        ..GpuCollider::default()
+    };
+    match &c.shape {
+        Shape::Plane(p) => {
+            g.kind = 0;
+            g.a = place(&p.point);
+            g.b = (rot * p.normal.into_inner()).into();
+        }
+        Shape::Sphere(s) => {
+            g.kind = 1;
+            g.a = place(&s.center);
+            g.radius = s.radius;
+        }
+        Shape::Capsule(s) => {
+            g.kind = 2;
+            g.a = place(&s.a);
+            g.b = place(&s.b);
+            g.radius = s.radius;
+        }
+        Shape::Mesh(_) => return None,
+    }
+    Some(g)
+}

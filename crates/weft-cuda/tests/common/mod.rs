@@ -1,0 +1,195 @@
+//! Shared scene for the emulation and GPU parity tests: two woven patches
+//! (strain-rate and Rayleigh materials), a sliding yarn with active
+//! parallel contact and point masses, a sphere, a plane and a moving
+//! capsule; plus the relative-error measure.
+#![allow(dead_code)]
+
+use nalgebra::Vector3;
+use weft_core::{
+    Damping, FabricBuilder, Friction, Material, ModeCoefficients, NodeSelector, WovenPatchSpec,
+    YarnSpec,
+};
+use weft_potentials::testing::xorshift;
+use weft_solver::Assembler;
+use weft_solver::bsr::{Block, BlockSparse};
+use weft_solver::collide::{Capsule, Collider, Keyframe, Plane, RigidMotion, Sphere};
+
+/// `‖a - b‖₂ / ‖b‖₂` over all entries (`‖a‖₂` when `b = 0`).
+pub fn rel(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let d: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt();
+    let nb: f64 = b.iter().map(|y| y * y).sum::<f64>().sqrt();
+    if nb > 0.0 { d / nb } else { d }
+}
+
+pub fn flat(v: &[Block]) -> Vec<f64> {
+    v.iter().flatten().flatten().copied().collect()
+}
+
+pub fn full_material() -> Material {
+    Material {
+        name: "full".into(),
+        radius: 0.3e-3,
+        density: 130.0,
+        stretch_stiffness: 500.0,
+        bending_stiffness: 1e-5,
+        shear_stiffness: 0.05,
+        contact_stiffness: 10.0,
+        friction: Friction {
+            mu: 0.3,
+            anchor_stiffness: 100.0,
+        },
+        damping: Damping::StrainRate(ModeCoefficients {
+            stretch: 3e-4,
+            bending: 1e-7,
+            shear: 1e-5,
+            contact: 1e-3,
+        }),
+    }
+}
+
+pub fn rayleigh_material() -> Material {
+    Material {
+        name: "rayleigh".into(),
+        damping: Damping::Rayleigh {
+            alpha: 2.0,
+            beta: 1e-4,
+        },
+        ..full_material()
+    }
+}
+
+/// Two woven patches (strain-rate and Rayleigh materials, corners pinned),
+/// a sliding yarn whose nodes sit closer than a yarn diameter (parallel
+/// contact active) with point masses, and three colliders.
+pub fn scene() -> Assembler {
+    let mut b = FabricBuilder::new(vec![full_material(), rayleigh_material()]).unwrap();
+    let mut p = WovenPatchSpec::new("full", [0.012, 0.01], [7, 6], [0.0, 0.004, 0.0]);
+    p.pinned = vec![NodeSelector::Corner(0), NodeSelector::Corner(2)];
+    b.add_woven_patch(&p).unwrap();
+    let mut p2 = WovenPatchSpec::new("rayleigh", [0.008, 0.008], [5, 5], [0.03, 0.004, 0.0]);
+    p2.pinned = vec![NodeSelector::Corner(1)];
+    b.add_woven_patch(&p2).unwrap();
+    let nodes: Vec<[f64; 3]> = (0..8)
+        .map(|i| [-0.02 + 0.0005 * i as f64, 0.006, 0.01])
+        .collect();
+    let mut y = YarnSpec::new("full", nodes);
+    y.sliding = true;
+    y.pinned = vec![0];
+    y.point_masses = vec![(7, 1e-4), (3, 2e-5)];
+    b.add_yarn(&y).unwrap();
+    let fabric = b.build().unwrap();
+    let mut a = Assembler::new(fabric, Vector3::new(0.3, -9.81, 0.1));
+    let sphere = Collider::new(
+        Sphere::new(Vector3::new(0.0, 0.0, 0.0), 0.0041).unwrap(),
+        50.0,
+        0.4,
+    )
+    .unwrap();
+    let plane = Collider::new(
+        Plane::new(
+            Vector3::new(0.0, 0.0038, 0.0),
+            Vector3::new(0.05, 1.0, 0.02),
+        )
+        .unwrap(),
+        30.0,
+        0.2,
+    )
+    .unwrap();
+    let motion = RigidMotion::new(&[
+        Keyframe {
+            time: 0.0,
+            translation: Vector3::new(0.0, 0.0, 0.0),
+            rotation: None,
+        },
+        Keyframe {
+            time: 1.0,
+            translation: Vector3::new(0.01, 0.002, 0.0),
+            rotation: Some(Vector3::new(0.0, 0.3, 0.1)),
+        },
+    ])
+    .unwrap();
+    let capsule = Collider::new(
+        Capsule::new(
+            Vector3::new(0.025, 0.0035, -0.01),
+            Vector3::new(0.035, 0.0035, 0.01),
+            0.0007,
+        )
+        .unwrap(),
+        80.0,
+        0.5,
+    )
+    .unwrap()
+    .with_motion(motion);
+    a.contact.colliders = vec![(sphere, 1e-4), (plane, 5e-5), (capsule, 1e-4)];
+    a.time = 0.37;
+    a
+}
+
+pub struct StepInputs {
+    pub q_n: Vec<f64>,
+    pub v_n: Vec<f64>,
+    pub v: Vec<f64>,
+    pub anchors: Vec<f64>,
+    pub h: f64,
+}
+
+/// The initial state, with positions perturbed by ±0.2 mm and arc lengths
+/// by ±0.02 mm when `perturb`, velocities ±0.05 m/s (fixed DOFs keep zero
+/// velocity).
+pub fn inputs(a: &Assembler, seed: u64, perturb: bool) -> StepInputs {
+    let f = &a.fabric;
+    let mut r = xorshift(seed);
+    let n = f.node_count();
+    let mut q_n = Vec::with_capacity(5 * n);
+    for i in 0..n {
+        q_n.extend(f.initial.node_q(i));
+    }
+    let free: Vec<bool> = f.free.iter().flatten().copied().collect();
+    for (d, q) in q_n.iter_mut().enumerate() {
+        if free[d] && perturb {
+            *q += if d % 5 < 3 { 2e-4 } else { 2e-5 } * r();
+        }
+    }
+    let mut vel = || -> Vec<f64> {
+        (0..5 * n)
+            .map(|d| if free[d] { 0.05 * r() } else { 0.0 })
+            .collect()
+    };
+    let (v_n, v) = (vel(), vel());
+    let anchors: Vec<f64> = f
+        .elements
+        .anchors
+        .iter()
+        .map(|an| q_n[5 * an.node + an.family.slot()] + 1e-5)
+        .collect();
+    StepInputs {
+        q_n,
+        v_n,
+        v,
+        anchors,
+        h: 1e-3,
+    }
+}
+
+/// Makes `m` strictly diagonally dominant (adds each row's absolute sum to
+/// its diagonal entry), hence SPD on the same pattern with the same
+/// off-diagonal blocks: the CPU assembler does not yet project elastic
+/// Hessians to PSD, so an assembled matrix can be indefinite.
+pub fn make_spd(m: &mut BlockSparse) {
+    for i in 0..m.n {
+        for r in 0..5 {
+            let mut sum = 0.0;
+            for k in m.row_ptr[i]..m.row_ptr[i + 1] {
+                sum += m.values[k][r].iter().map(|x| x.abs()).sum::<f64>();
+            }
+            let d = m.diag[i];
+            m.values[d][r][r] += sum;
+        }
+    }
+}

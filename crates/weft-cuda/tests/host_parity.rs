@@ -1,0 +1,612 @@
+//! Host parity: the element math of `kernels/*.cuh`, compiled for the host
+//! by build.rs, against `weft-potentials` (and the collider code of
+//! `weft-solver`) on random configurations, element by element.
+//!
+//! Error measure: for every output quantity separately (energy, gradient,
+//! Hessian, strain value, Jacobian, component Hessians, strain rate,
+//! dissipation potential, force, velocity Jacobian, clamped position
+//! Jacobian), `‖a - b‖_F / ‖b‖_F` with the Frobenius (Euclidean) norm over
+//! all entries, `b` the weft-potentials reference; where `‖b‖_F = 0` the
+//! absolute `‖a‖_F` is used (it must then be 0 too). Tolerance 1e-12 (f64).
+//! The worst error per element and quantity is printed.
+//!
+//! Without a C++ compiler at build time the shim does not exist and every
+//! test here skips with a visible message.
+
+use nalgebra::{SMatrix, SVector, Vector3};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use weft_cuda::host::{self, GpuCollider, HostDissipation, HostEval, HostStrain};
+use weft_potentials::testing::xorshift;
+use weft_potentials::{
+    Dissipation, ElementEval, Strain, bending, contact, element, friction, gravity, inertia, shear,
+    stretch,
+};
+use weft_solver::collide::{Capsule, Collider, Plane, Sphere};
+
+const TOL: f64 = 1e-12;
+const SAMPLES: usize = 300;
+
+thread_local! {
+    static WORST: RefCell<BTreeMap<String, f64>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+fn skip() -> bool {
+    if !host::AVAILABLE {
+        eprintln!(
+            "SKIPPED: weft-cuda host parity: the host shim over kernels/*.cuh was not compiled \
+             (no C++ compiler at build time)"
+        );
+        return true;
+    }
+    false
+}
+
+/// Row-major copy of a nalgebra matrix.
+fn rm<const R: usize, const C: usize>(m: &SMatrix<f64, R, C>) -> Vec<f64> {
+    let mut v = Vec::with_capacity(R * C);
+    for r in 0..R {
+        for c in 0..C {
+            v.push(m[(r, c)]);
+        }
+    }
+    v
+}
+
+fn rel(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len(), "length mismatch");
+    let d: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt();
+    let nb: f64 = b.iter().map(|y| y * y).sum::<f64>().sqrt();
+    if nb > 0.0 { d / nb } else { d }
+}
+
+/// Records and asserts one comparison.
+fn check(what: &str, a: &[f64], b: &[f64]) {
+    let e = rel(a, b);
+    assert!(
+        e <= TOL,
+        "{what}: relative error {e:.3e} > {TOL:e}\n kernel header: {a:?}\n weft-potentials: {b:?}"
+    );
+    WORST.with(|w| {
+        let mut w = w.borrow_mut();
+        let slot = w.entry(what.to_string()).or_insert(0.0);
+        if e > *slot {
+            *slot = e;
+        }
+    });
+}
+
+fn report(test: &str) {
+    WORST.with(|w| {
+        for (k, v) in w.borrow().iter() {
+            eprintln!("[{test}] worst relative error {k}: {v:.3e}");
+        }
+        w.borrow_mut().clear();
+    });
+}
+
+fn check_eval<const N: usize>(what: &str, a: &HostEval, b: &ElementEval<N>) {
+    check(&format!("{what} energy"), &[a.energy], &[b.energy]);
+    check(
+        &format!("{what} gradient"),
+        &a.gradient,
+        b.gradient.as_slice(),
+    );
+    check(&format!("{what} hessian"), &a.hessian, &rm(&b.hessian));
+}
+
+fn check_strain<const M: usize, const N: usize>(what: &str, a: &HostStrain, b: &Strain<M, N>) {
+    check(&format!("{what} strain"), &a.value, b.value.as_slice());
+    check(&format!("{what} jacobian"), &a.jacobian, &rm(&b.jacobian));
+    let h: Vec<f64> = b.hessians.iter().flat_map(rm).collect();
+    check(&format!("{what} strain hessians"), &a.hessians, &h);
+}
+
+fn check_diss<const M: usize, const N: usize>(
+    what: &str,
+    a: &HostDissipation,
+    b: &Dissipation<M, N>,
+) {
+    check(&format!("{what} rate"), &a.rate, b.strain_rate.as_slice());
+    check(&format!("{what} potential"), &[a.potential], &[b.potential]);
+    check(&format!("{what} force"), &a.force, b.force.as_slice());
+    check(
+        &format!("{what} velocity jacobian"),
+        &a.velocity_jacobian,
+        &rm(&b.velocity_jacobian),
+    );
+    check(
+        &format!("{what} position jacobian"),
+        &a.position_jacobian,
+        &rm(&b.position_jacobian),
+    );
+}
+
+fn unit(r: &mut impl FnMut() -> f64) -> Vector3<f64> {
+    loop {
+        let v = Vector3::new(r(), r(), r());
+        if v.norm() > 0.1 {
+            return v.normalize();
+        }
+    }
+}
+
+/// A unit vector perpendicular to `d`.
+fn perp(r: &mut impl FnMut() -> f64, d: &Vector3<f64>) -> Vector3<f64> {
+    loop {
+        let v = unit(r);
+        let p = v - d * d.dot(&v);
+        if p.norm() > 0.1 {
+            return p.normalize();
+        }
+    }
+}
+
+/// Log-uniform in `[lo, hi]`.
+fn logu(r: &mut impl FnMut() -> f64, lo: f64, hi: f64) -> f64 {
+    let u = 0.5 * (r() + 1.0);
+    lo * (hi / lo).powf(u)
+}
+
+fn segment(r: &mut impl FnMut() -> f64) -> SVector<f64, 8> {
+    let xa = Vector3::new(r(), r(), r()) * 0.01;
+    let d = unit(r);
+    let len = 0.002 * (1.0 + 0.5 * r());
+    let du = len / (1.0 + 0.1 * r());
+    let sa = 0.05 * r();
+    let xb = xa + d * len;
+    SVector::from([xa.x, xa.y, xa.z, sa, xb.x, xb.y, xb.z, sa + du])
+}
+
+fn vel<const N: usize>(r: &mut impl FnMut() -> f64, scale: f64) -> SVector<f64, N> {
+    SVector::from_fn(|_, _| scale * r())
+}
+
+fn arr<const N: usize>(v: &SVector<f64, N>) -> [f64; N] {
+    std::array::from_fn(|i| v[i])
+}
+
+#[test]
+fn stretch_matches_weft_potentials() {
+    if skip() {
+        return;
+    }
+    let mut r = xorshift(0x5eed_0001);
+    for _ in 0..SAMPLES {
+        let q = segment(&mut r);
+        let qd = vel::<8>(&mut r, 0.1);
+        let k = logu(&mut r, 5e2, 1e6);
+        let kd = k * logu(&mut r, 1e-6, 1e-2);
+        let ev = elastic_ref_stretch(k, &q);
+        check_eval("stretch", &host::stretch_elastic(k, &arr(&q)).unwrap(), &ev);
+        let d = stretch::dissipation(kd, &q, &qd);
+        check_diss(
+            "stretch dissipation",
+            &host::stretch_dissipation(kd, &arr(&q), &arr(&qd)).unwrap(),
+            &d,
+        );
+    }
+    report("stretch");
+}
+
+fn elastic_ref_stretch(k: f64, q: &SVector<f64, 8>) -> ElementEval<8> {
+    weft_potentials::elastic(k, &stretch::strain(q), &stretch::measure(q))
+}
+
+/// A bending element with turning angle `theta` (rad) at node 0.
+fn bend_config(r: &mut impl FnMut() -> f64, theta: f64) -> SVector<f64, 12> {
+    let x0 = Vector3::new(r(), r(), r()) * 0.01;
+    let d = unit(r);
+    let p = perp(r, &d);
+    let l1 = 0.002 * (1.0 + 0.5 * r());
+    let l2 = 0.002 * (1.0 + 0.5 * r());
+    let e1 = d * l1;
+    let e2 = (-d * theta.cos() + p * theta.sin()) * l2;
+    let (x1, x2) = (x0 + e1, x0 + e2);
+    let s0 = 0.05 * r();
+    let s1 = s0 + l1 * (1.0 + 0.1 * r());
+    let s2 = s0 - l2 * (1.0 + 0.1 * r());
+    SVector::from([
+        x0.x, x0.y, x0.z, s0, x1.x, x1.y, x1.z, s1, x2.x, x2.y, x2.z, s2,
+    ])
+}
+
+#[test]
+fn bending_matches_weft_potentials_on_both_sides_of_the_switch() {
+    if skip() {
+        return;
+    }
+    let thr = bending::DEFAULT_THRESHOLD;
+    let mut r = xorshift(0x5eed_0002);
+    let deg = std::f64::consts::PI / 180.0;
+    let (mut n_small, mut n_large) = (0, 0);
+    for i in 0..SAMPLES {
+        // Angles: exactly straight, below 5°, just around 5°, and up to 150°.
+        let theta = match i % 5 {
+            0 => 0.0,
+            1 => 0.5 * (r() + 1.0) * 4.9 * deg,
+            2 => (5.0 + 0.01 * r()) * deg,
+            3 => (5.1 + 0.5 * (r() + 1.0) * 40.0) * deg,
+            _ => (45.0 + 0.5 * (r() + 1.0) * 105.0) * deg,
+        };
+        let q = bend_config(&mut r, theta);
+        let qd = vel::<12>(&mut r, 0.1);
+        let k = logu(&mut r, 0.5e-5, 0.5e-3);
+        let kd = k * logu(&mut r, 1e-6, 1e-2);
+        let he = host::bending_elastic(k, &arr(&q), thr).unwrap();
+        let small = bending::uses_small_angle(&q, thr);
+        assert_eq!(
+            he.small_angle, small,
+            "strain selection differs at theta = {theta}"
+        );
+        if small {
+            n_small += 1;
+        } else {
+            n_large += 1;
+        }
+        check_eval("bending", &he, &bending::energy(k, &q, thr));
+        let hd = host::bending_dissipation(kd, &arr(&q), &arr(&qd), thr).unwrap();
+        match bending::damping(kd, &q, &qd, thr) {
+            bending::BendingDissipation::Scalar(d) => {
+                assert!(!hd.small_angle);
+                check_diss("bending dissipation (scalar)", &hd, &d);
+            }
+            bending::BendingDissipation::Vector(d) => {
+                assert!(hd.small_angle);
+                check_diss("bending dissipation (small-angle)", &hd, &d);
+            }
+        }
+        // The strains themselves (vector strain where d > 0, scalar away
+        // from theta = 0 where its derivatives do not exist).
+        if theta < 80.0 * deg {
+            check_strain(
+                "bending vector",
+                &host::bending_vector_strain(&arr(&q)).unwrap(),
+                &bending::vector_strain(&q),
+            );
+        }
+        if theta > 1.0 * deg {
+            check_strain(
+                "bending scalar",
+                &host::bending_scalar_strain(&arr(&q)).unwrap(),
+                &bending::scalar_strain(&q),
+            );
+        }
+    }
+    assert!(
+        n_small > SAMPLES / 4 && n_large > SAMPLES / 4,
+        "{n_small} small, {n_large} large"
+    );
+    report("bending");
+}
+
+/// A shear element with shear angle `eps = φ - π/2` (rad).
+fn shear_config(r: &mut impl FnMut() -> f64, eps: f64) -> SVector<f64, 9> {
+    let x0 = Vector3::new(r(), r(), r()) * 0.01;
+    let a = unit(r);
+    let p = perp(r, &a);
+    let phi = std::f64::consts::FRAC_PI_2 + eps;
+    let la = 0.002 * (1.0 + 0.5 * r());
+    let lb = 0.002 * (1.0 + 0.5 * r());
+    let xa = x0 + a * la;
+    let xb = x0 + (a * phi.cos() + p * phi.sin()) * lb;
+    SVector::from([x0.x, x0.y, x0.z, xa.x, xa.y, xa.z, xb.x, xb.y, xb.z])
+}
+
+#[test]
+fn shear_matches_weft_potentials_small_angle_scalar_and_jammed() {
+    if skip() {
+        return;
+    }
+    let thr = shear::SMALL_ANGLE_THRESHOLD;
+    let (radius, spacing) = (0.0005, 0.002);
+    let jam = shear::Jamming::from_geometry(radius, spacing).unwrap();
+    let hj = host::shear_jamming(radius, spacing, thr).unwrap();
+    assert!(hj.enabled);
+    check(
+        "jamming parameters",
+        &[hj.onset, hj.lock, hj.gain],
+        &[jam.onset, jam.lock, jam.gain],
+    );
+    // Geometry whose onset is below the threshold: the CPU assembly drops
+    // jamming there; so must the kernels.
+    let tight = shear::Jamming::from_geometry(0.0014, 0.002).unwrap();
+    assert!(shear::Shear::new(1.0, 0.0, 0.002, thr, Some(tight)).is_err());
+    assert!(!host::shear_jamming(0.0014, 0.002, thr).unwrap().enabled);
+    let deg = std::f64::consts::PI / 180.0;
+    let lock_deg = jam.lock / deg;
+    let onset_deg = jam.onset / deg;
+    let mut r = xorshift(0x5eed_0003);
+    let mut counts = [0usize; 4];
+    for i in 0..SAMPLES {
+        let sign = if r() > 0.0 { 1.0 } else { -1.0 };
+        let u = 0.5 * (r() + 1.0);
+        let (eps_deg, kind) = match i % 5 {
+            0 => (u * 4.9, 0),
+            1 => (0.0, 0),
+            2 => (5.1 + u * (onset_deg - 5.2), 1),
+            3 => (onset_deg + 0.1 + u * (lock_deg - onset_deg - 0.2), 2),
+            _ => (lock_deg + 0.1 + u * 15.0, 3),
+        };
+        counts[kind] += 1;
+        let eps = sign * eps_deg * deg;
+        let q = shear_config(&mut r, eps);
+        let qd = vel::<9>(&mut r, 0.1);
+        let k = logu(&mut r, 1e-3, 10.0);
+        let kd = k * logu(&mut r, 1e-6, 1e-2);
+        let sh = shear::Shear::new(k, kd, spacing, thr, Some(jam)).unwrap();
+        let he = host::shear_elastic(k, spacing, thr, Some(hj), &arr(&q)).unwrap();
+        assert_eq!(he.small_angle, shear::use_small_angle(&q, thr));
+        check_eval("shear (jamming)", &he, &sh.elastic(&q));
+        let plain = shear::Shear::new(k, kd, spacing, thr, None).unwrap();
+        let hp = host::shear_elastic(k, spacing, thr, None, &arr(&q)).unwrap();
+        check_eval("shear (no jamming)", &hp, &plain.elastic(&q));
+        let hd = host::shear_dissipation(kd, spacing, thr, &arr(&q), &arr(&qd)).unwrap();
+        match sh.dissipation(&q, &qd) {
+            shear::ShearDissipation::Scalar(d) => check_diss("shear dissipation (scalar)", &hd, &d),
+            shear::ShearDissipation::SmallAngle(d) => {
+                check_diss("shear dissipation (small-angle)", &hd, &d)
+            }
+        }
+        check_strain(
+            "shear scalar",
+            &host::shear_scalar_strain(&arr(&q)).unwrap(),
+            &shear::scalar_strain(&q),
+        );
+        check_strain(
+            "shear small-angle",
+            &host::shear_small_angle_strain(&arr(&q)).unwrap(),
+            &shear::small_angle_strain(&q),
+        );
+    }
+    assert!(counts.iter().all(|&c| c > SAMPLES / 8), "{counts:?}");
+    report("shear");
+}
+
+#[test]
+fn contact_and_anchor_match_weft_potentials() {
+    if skip() {
+        return;
+    }
+    let mut r = xorshift(0x5eed_0004);
+    let (mut active, mut inactive) = (0, 0);
+    for _ in 0..SAMPLES {
+        let radius = logu(&mut r, 2.5e-4, 1.15e-3);
+        let d = 2.0 * radius;
+        let spacing = logu(&mut r, 1e-3, 4e-3);
+        let sa = 0.05 * r();
+        let du = d * (1.0 + 0.5 * r());
+        let q = SVector::<f64, 2>::from([sa, sa + du]);
+        let qd = vel::<2>(&mut r, 0.1);
+        let k = logu(&mut r, 1.0, 1e3);
+        let kd = k * logu(&mut r, 1e-6, 1e-2);
+        let cs = contact::strain(&q, d, spacing);
+        let cm = contact::measure(spacing);
+        if contact::in_contact(&q, d) {
+            active += 1;
+        } else {
+            inactive += 1;
+        }
+        check_eval(
+            "contact",
+            &host::contact_elastic(k, d, spacing, &arr(&q)).unwrap(),
+            &weft_potentials::elastic(k, &cs, &cm),
+        );
+        check_diss(
+            "contact dissipation",
+            &host::contact_dissipation(kd, d, spacing, &arr(&q), &arr(&qd)).unwrap(),
+            &weft_potentials::dissipation(kd, &cs, &cm, &qd),
+        );
+        // Sliding anchor.
+        let s = 0.05 * r();
+        let anchor = s + 1e-3 * r();
+        let kf = logu(&mut r, 1.0, 1e3);
+        let qs = SVector::<f64, 1>::from([s]);
+        check_eval(
+            "anchor",
+            &host::anchor_elastic(kf, s, anchor).unwrap(),
+            &weft_potentials::elastic(kf, &friction::strain(&qs, anchor), &friction::measure()),
+        );
+        let (mu, fnn) = (0.5 * (r() + 1.0), logu(&mut r, 1e-6, 1.0));
+        check(
+            "anchor update",
+            &[host::anchor_update(s, anchor, kf, mu, fnn).unwrap()],
+            &[friction::update_anchor(s, anchor, kf, mu, fnn)],
+        );
+    }
+    assert!(
+        active > SAMPLES / 4 && inactive > SAMPLES / 4,
+        "{active} active, {inactive} inactive"
+    );
+    report("contact/anchor");
+}
+
+#[test]
+fn gravity_and_inertia_match_weft_potentials() {
+    if skip() {
+        return;
+    }
+    let mut r = xorshift(0x5eed_0005);
+    for _ in 0..SAMPLES {
+        let q = segment(&mut r);
+        let qd = vel::<8>(&mut r, 1.0);
+        let rho_l = gravity::linear_density(130.0, logu(&mut r, 2.5e-4, 1.15e-3));
+        let g = [r(), -9.81 + r(), r()];
+        check_eval(
+            "gravity",
+            &host::gravity(&arr(&q), rho_l, &g).unwrap(),
+            &gravity::potential(&q, rho_l, &Vector3::from(g)),
+        );
+        check(
+            "mass matrix",
+            &host::mass_matrix(rho_l, &arr(&q)).unwrap(),
+            &rm(&inertia::mass_matrix(rho_l, &q)),
+        );
+        check(
+            "inertia force",
+            &host::inertia_force(rho_l, &arr(&q), &arr(&qd)).unwrap(),
+            inertia::inertia_force(rho_l, &q, &qd).as_slice(),
+        );
+    }
+    report("gravity/inertia");
+}
+
+fn psd_case<const N: usize>(r: &mut impl FnMut() -> f64) {
+    let a = SMatrix::<f64, N, N>::from_fn(|_, _| r());
+    let a = a + a.transpose();
+    let out = host::project_psd(N, &rm(&a)).unwrap();
+    check(
+        &format!("project_psd {N}x{N}"),
+        &out,
+        &rm(&element::project_psd(&a)),
+    );
+}
+
+#[test]
+fn project_psd_matches_weft_potentials() {
+    if skip() {
+        return;
+    }
+    let mut r = xorshift(0x5eed_0006);
+    for _ in 0..SAMPLES {
+        psd_case::<2>(&mut r);
+        psd_case::<5>(&mut r);
+        psd_case::<6>(&mut r);
+        psd_case::<7>(&mut r);
+        psd_case::<8>(&mut r);
+        psd_case::<9>(&mut r);
+        psd_case::<12>(&mut r);
+    }
+    assert_eq!(
+        host::project_psd(3, &[0.0; 9]),
+        Err(host::HostError::UnsupportedSize(3))
+    );
+    report("project_psd");
+}
+
+#[test]
+fn plane_sphere_capsule_colliders_match_weft_solver() {
+    if skip() {
+        return;
+    }
+    let mut r = xorshift(0x5eed_0007);
+    let (mut hits, mut misses) = (0, 0);
+    for i in 0..SAMPLES {
+        let (k, mu) = (logu(&mut r, 10.0, 1e4), 0.5 * (r() + 1.0));
+        let offset = 1e-3;
+        let mut gc = GpuCollider {
+            stiffness: k,
+            friction: mu,
+            friction_speed: weft_solver::collide::DEFAULT_FRICTION_SPEED,
+            ..GpuCollider::default()
+        };
+        let x = Vector3::new(r(), r(), r()) * 0.01;
+        let (collider, kind) = match i % 3 {
+            0 => {
+                let n = unit(&mut r);
+                // Put the node within ±2 offsets of the plane.
+                let p = x - n * (2.0 * offset * r());
+                gc.kind = 0;
+                gc.a = p.into();
+                let plane = Plane::new(p, n).unwrap();
+                gc.b = plane.normal.into_inner().into();
+                (Collider::new(plane, k, mu).unwrap(), "plane")
+            }
+            1 => {
+                let rad = 0.01;
+                let c = x - unit(&mut r) * (rad + 2.0 * offset * r());
+                gc.kind = 1;
+                gc.a = c.into();
+                gc.radius = rad;
+                (
+                    Collider::new(Sphere::new(c, rad).unwrap(), k, mu).unwrap(),
+                    "sphere",
+                )
+            }
+            _ => {
+                let rad = 0.005;
+                let axis = unit(&mut r);
+                let foot = x - perp(&mut r, &axis) * (rad + 2.0 * offset * r());
+                let a = foot - axis * (0.01 * (r() + 0.2));
+                let b = foot + axis * (0.01 * (r() + 0.2));
+                gc.kind = 2;
+                gc.a = a.into();
+                gc.b = b.into();
+                gc.radius = rad;
+                (
+                    Collider::new(Capsule::new(a, b, rad).unwrap(), k, mu).unwrap(),
+                    "capsule",
+                )
+            }
+        };
+        let xd = Vector3::new(r(), r(), r()) * 0.01;
+        let host = host::node_contact(&gc, &x.into(), &xd.into(), offset).unwrap();
+        let cpu = collider.node_contact(&x, &xd, 0.0, offset);
+        match (host, cpu) {
+            (None, None) => misses += 1,
+            (Some(h), Some(c)) => {
+                hits += 1;
+                check(
+                    &format!("{kind} penalty energy"),
+                    &[h.energy],
+                    &[c.penalty.energy],
+                );
+                check(
+                    &format!("{kind} penalty gradient"),
+                    &h.gradient,
+                    c.penalty.gradient.as_slice(),
+                );
+                check(
+                    &format!("{kind} penalty hessian"),
+                    &h.hessian,
+                    &rm(&c.penalty.hessian),
+                );
+                check(
+                    &format!("{kind} friction force"),
+                    &h.friction,
+                    c.friction.force.as_slice(),
+                );
+                check(
+                    &format!("{kind} friction damping"),
+                    &h.damping,
+                    &rm(&c.friction.damping),
+                );
+                check(
+                    &format!("{kind} slip"),
+                    &h.slip,
+                    c.friction.slip_velocity.as_slice(),
+                );
+            }
+            (h, c) => panic!("{kind}: contact detection differs: kernel {h:?}, cpu {c:?}"),
+        }
+    }
+    assert!(
+        hits > SAMPLES / 4 && misses > SAMPLES / 10,
+        "{hits} hits, {misses} misses"
+    );
+    report("colliders");
+}
+
+#[test]
+fn the_measure_detects_a_relative_change_of_1e_10() {
+    // Guards the harness: a stiffness off by 1e-10 relative must exceed the
+    // 1e-12 tolerance on the gradient and Hessian, so agreement above is
+    // not an artefact of the error measure.
+    if skip() {
+        return;
+    }
+    let mut r = xorshift(0x5eed_0008);
+    let q = segment(&mut r);
+    let k = 500.0;
+    let a = host::stretch_elastic(k * (1.0 + 1e-10), &arr(&q)).unwrap();
+    let b = elastic_ref_stretch(k, &q);
+    let e = rel(&a.gradient, b.gradient.as_slice());
+    assert!(e > 1e-11 && e < 1e-9, "{e:e}");
+    let e = rel(&a.hessian, &rm(&b.hessian));
+    assert!(e > 1e-11 && e < 1e-9, "{e:e}");
+}

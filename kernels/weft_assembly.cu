@@ -1,0 +1,409 @@
+// weft_assembly.cu: per-element evaluation of the backward-Euler residual
+//   R = M(q_n)(v - v_n) - h f(q_n + h v, v)
+// and system matrix A = M(q_n) - h df/dv - h^2 df/dq, scattered into the 5x5
+// block CSR matrix through the same precomputed element-to-block map the CPU
+// assembler uses (crates/weft-solver/src/assembly.rs), one launch per
+// element type and colour (no two elements of a colour share a node, so the
+// scatter needs no atomics). Mirrors Assembler::assemble term by term.
+//
+// Conventions: node DOFs (x, y, z, u, v), vector entry 5*node + slot; a
+// matrix block is 25 doubles row-major (Rust `[[f64; 5]; 5]`). `elems` is
+// the list of element indices of one colour (length `count`). `energies`
+// points to 4 doubles (kinetic, elastic, gravity, dissipation power), added
+// atomically. Self-collision repulsion and triangle-mesh colliders are NOT
+// here: the CPU evaluates them (documented in weft-cuda).
+#include "weft_elements.cuh"
+#include "weft_collide.cuh"
+#include "weft_reduce.cuh"
+
+using namespace weft;
+
+// Per-material constants (assembly.rs MaterialParams), same layout as the
+// Rust #[repr(C)] mirror in weft-cuda.
+struct GpuMaterial {
+    double k_s, k_b, k_x, k_c, k_f, mu, radius, rho_l;
+    double kd_stretch, kd_bending, kd_shear, kd_contact;
+    int rayleigh;  // 1 when the material uses Rayleigh damping
+    int pad;
+    double alpha, beta;
+};
+
+#define WEFT_B 5
+
+// Element coordinate i of node n (local) with slot s: the CPU maps
+// seg_map / bend_map / shear_map.
+__device__ __forceinline__ void seg_map(int slot, int i, int& n, int& s) {
+    n = i / 4;
+    int k = i % 4;
+    s = k == 3 ? slot : k;
+}
+__device__ __forceinline__ void shear_map(int i, int& n, int& s) {
+    n = i / 3;
+    s = i % 3;
+}
+
+template <int N, int K>
+__device__ __forceinline__ void gather(const double* x, const unsigned* nodes, int slot,
+                                       double* out) {
+    for (int i = 0; i < N; ++i) {
+        int n, s;
+        if (K == 3 && N == 9)
+            shear_map(i, n, s);
+        else
+            seg_map(slot, i, n, s);
+        out[i] = x[WEFT_B * nodes[n] + s];
+    }
+}
+
+template <int N, int K>
+__device__ __forceinline__ void scatter(double* res, double* vals, const unsigned* nodes,
+                                        const unsigned* blocks, int slot, const double* re,
+                                        const double* ae, int with_matrix) {
+    for (int i = 0; i < N; ++i) {
+        int ni, si;
+        if (K == 3 && N == 9)
+            shear_map(i, ni, si);
+        else
+            seg_map(slot, i, ni, si);
+        res[WEFT_B * nodes[ni] + si] += re[i];
+        if (!with_matrix) continue;
+        for (int j = 0; j < N; ++j) {
+            int nj, sj;
+            if (K == 3 && N == 9)
+                shear_map(j, nj, sj);
+            else
+                seg_map(slot, j, nj, sj);
+            vals[25 * (size_t)blocks[ni * K + nj] + si * WEFT_B + sj] += ae[i * N + j];
+        }
+    }
+}
+
+// Segments: mass at q_n, explicit Euler-Lagrange inertia force at
+// (q_n, v_n), stretch (+ strain-rate or Rayleigh damping), parallel-yarn
+// contact (+ damping), gravity. seg_nodes: 2 per segment (a, b); seg_slot:
+// 3 (warp, u) or 4 (weft, v); seg_blocks: 4 per segment (pairs aa, ab, ba,
+// bb). seg_strain[e] receives |stretch strain| (for the step control).
+extern "C" __global__ void weft_assemble_segments(
+    const unsigned* elems, int count, const unsigned* seg_nodes, const int* seg_slot,
+    const unsigned* seg_material, const double* seg_spacing, const unsigned* seg_blocks,
+    const GpuMaterial* materials, const double* q, const double* v, const double* q_n,
+    const double* v_n, double h, double gx, double gy, double gz, double* residual,
+    double* values, int with_matrix, double* energies, double* seg_strain) {
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < count) {
+        unsigned ei = elems[t];
+        const unsigned* nodes = seg_nodes + 2 * ei;
+        int slot = seg_slot[ei];
+        const GpuMaterial mp = materials[seg_material[ei]];
+        double qe[8], ve[8], qne[8], vne[8];
+        gather<8, 2>(q, nodes, slot, qe);
+        gather<8, 2>(v, nodes, slot, ve);
+        gather<8, 2>(q_n, nodes, slot, qne);
+        gather<8, 2>(v_n, nodes, slot, vne);
+        double fe[8], re[8], ae[64], m[64];
+        mass_matrix(mp.rho_l, qne, m);
+        double mv[8];
+        for (int i = 0; i < 8; ++i) {
+            double a = 0.0, b = 0.0;
+            for (int j = 0; j < 8; ++j) {
+                a += m[i * 8 + j] * (ve[j] - vne[j]);
+                b += m[i * 8 + j] * ve[j];
+            }
+            re[i] = a;
+            mv[i] = b;
+        }
+        double kin = 0.0;
+        for (int i = 0; i < 8; ++i) kin += ve[i] * mv[i];
+        en[0] += 0.5 * kin;
+        for (int i = 0; i < 64; ++i) ae[i] = m[i];
+        inertia_force(mp.rho_l, qne, vne, fe);
+        // Stretch.
+        Strain<1, 8> st;
+        stretch_strain(qe, st);
+        double gom[8];
+        double om = stretch_measure(qe, gom);
+        double e, g[8], k[64];
+        elastic<1, 8>(mp.k_s, st, om, gom, &e, g, k);
+        en[1] += e;
+        for (int i = 0; i < 8; ++i) fe[i] -= g[i];
+        for (int i = 0; i < 64; ++i) ae[i] += k[i] * (h * h);
+        if (mp.kd_stretch > 0.0) {
+            double rate[1], w, f[8], vj[64], pj[64];
+            stretch_dissipation(mp.kd_stretch, qe, ve, rate, &w, f, vj, pj);
+            for (int i = 0; i < 8; ++i) fe[i] += f[i];
+            for (int i = 0; i < 64; ++i) ae[i] -= vj[i] * h + pj[i] * (h * h);
+            en[3] += 2.0 * w;
+        }
+        if (mp.rayleigh) {
+            double c[64];
+            for (int i = 0; i < 64; ++i) c[i] = m[i] * mp.alpha + k[i] * mp.beta;
+            double dp = 0.0;
+            for (int i = 0; i < 8; ++i) {
+                double fd = 0.0;
+                for (int j = 0; j < 8; ++j) fd += c[i * 8 + j] * ve[j];
+                fe[i] -= fd;
+                dp += ve[i] * fd;
+            }
+            for (int i = 0; i < 64; ++i) ae[i] += c[i] * h;
+            en[3] += dp;
+        }
+        // Parallel-yarn contact on (s_a, s_b).
+        if (mp.k_c > 0.0) {
+            double qc[2] = {qe[3], qe[7]};
+            double spacing = seg_spacing[ei];
+            double ec, gc[2], hc[4];
+            contact_elastic(mp.k_c, 2.0 * mp.radius, spacing, qc, &ec, gc, hc);
+            en[1] += ec;
+            double fc[2] = {-gc[0], -gc[1]};
+            double ac[4];
+            for (int i = 0; i < 4; ++i) ac[i] = hc[i] * (h * h);
+            if (mp.kd_contact > 0.0) {
+                double vc[2] = {ve[3], ve[7]};
+                double rate[1], w, f[2], vj[4], pj[4];
+                contact_dissipation(mp.kd_contact, 2.0 * mp.radius, spacing, qc, vc, rate, &w, f,
+                                    vj, pj);
+                for (int i = 0; i < 2; ++i) fc[i] += f[i];
+                for (int i = 0; i < 4; ++i) ac[i] -= vj[i] * h + pj[i] * (h * h);
+                en[3] += 2.0 * w;
+            }
+            const int li[2] = {3, 7};
+            for (int i = 0; i < 2; ++i) {
+                fe[li[i]] += fc[i];
+                for (int j = 0; j < 2; ++j) ae[li[i] * 8 + li[j]] += ac[i * 2 + j];
+            }
+        }
+        // Gravity.
+        double gv[3] = {gx, gy, gz};
+        double eg, gg[8], hg[64];
+        gravity_potential(qe, mp.rho_l, gv, &eg, gg, hg);
+        en[2] += eg;
+        for (int i = 0; i < 8; ++i) fe[i] -= gg[i];
+        for (int i = 0; i < 64; ++i) ae[i] += hg[i] * (h * h);
+        for (int i = 0; i < 8; ++i) re[i] -= fe[i] * h;
+        scatter<8, 2>(residual, values, nodes, seg_blocks + 4 * ei, slot, re, ae, with_matrix);
+        seg_strain[ei] = fabs(st.value[0]);
+    }
+    block_add4(en, energies);
+}
+
+// Local force, matrix block and energies of a bending or shear element
+// (assembly.rs local_terms): elastic (energy e, gradient g, Hessian k),
+// optional strain-rate damping, optional Rayleigh beta.
+template <int N>
+__device__ __forceinline__ void local_terms(double e, const double* g, const double* k,
+                                            int has_damping, const double* df,
+                                            const double* vj, const double* pj, double w,
+                                            const GpuMaterial& mp, const double* ve, double h,
+                                            double* re, double* ae, double* en) {
+    double fe[N];
+    en[1] += e;
+    for (int i = 0; i < N; ++i) fe[i] = -g[i];
+    for (int i = 0; i < N * N; ++i) ae[i] = k[i] * (h * h);
+    if (has_damping) {
+        for (int i = 0; i < N; ++i) fe[i] += df[i];
+        for (int i = 0; i < N * N; ++i) ae[i] -= vj[i] * h + pj[i] * (h * h);
+        en[3] += 2.0 * w;
+    }
+    if (mp.rayleigh) {
+        double dp = 0.0;
+        for (int i = 0; i < N; ++i) {
+            double kv = 0.0;
+            for (int j = 0; j < N; ++j) kv += k[i * N + j] * ve[j];
+            double fd = kv * mp.beta;
+            fe[i] -= fd;
+            dp += ve[i] * fd;
+        }
+        for (int i = 0; i < N * N; ++i) ae[i] += k[i] * (mp.beta * h);
+        en[3] += dp;
+    }
+    for (int i = 0; i < N; ++i) re[i] = -fe[i] * h;
+}
+
+// Bending: bend_nodes 3 per element (centre, next, prev), bend_slot the
+// yarn's arc-length slot, bend_blocks 9 per element (node pairs row-major
+// over (centre, next, prev)); threshold: small-angle switch (rad).
+extern "C" __global__ void weft_assemble_bending(
+    const unsigned* elems, int count, const unsigned* bend_nodes, const int* bend_slot,
+    const unsigned* bend_material, const unsigned* bend_blocks, const GpuMaterial* materials,
+    const double* q, const double* v, double h, double threshold, double* residual,
+    double* values, int with_matrix, double* energies) {
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < count) {
+        unsigned ei = elems[t];
+        const unsigned* nodes = bend_nodes + 3 * ei;
+        int slot = bend_slot[ei];
+        const GpuMaterial mp = materials[bend_material[ei]];
+        double qe[12], ve[12];
+        gather<12, 3>(q, nodes, slot, qe);
+        gather<12, 3>(v, nodes, slot, ve);
+        double e, g[12], k[144];
+        bend_elastic(mp.k_b, qe, threshold, &e, g, k);
+        double rate[3], w = 0.0, df[12], vj[144], pj[144];
+        int damp = mp.kd_bending > 0.0;
+        if (damp) bend_dissipation(mp.kd_bending, qe, ve, threshold, rate, &w, df, vj, pj);
+        double re[12], ae[144];
+        local_terms<12>(e, g, k, damp, df, vj, pj, w, mp, ve, h, re, ae, en);
+        scatter<12, 3>(residual, values, nodes, bend_blocks + 9 * ei, slot, re, ae, with_matrix);
+    }
+    block_add4(en, energies);
+}
+
+// Crossing shear (positions only): shear_nodes 3 per element (crossing,
+// warp neighbour, weft neighbour), shear_blocks 9 per element; jamming from
+// the geometry as the CPU does; threshold: small-angle switch (rad).
+extern "C" __global__ void weft_assemble_shear(
+    const unsigned* elems, int count, const unsigned* shear_nodes, const unsigned* shear_material,
+    const double* shear_spacing, const unsigned* shear_blocks, const GpuMaterial* materials,
+    const double* q, const double* v, double h, double threshold, double* residual,
+    double* values, int with_matrix, double* energies) {
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < count) {
+        unsigned ei = elems[t];
+        const GpuMaterial mp = materials[shear_material[ei]];
+        if (!(mp.k_x == 0.0 && mp.kd_shear == 0.0)) {
+            const unsigned* nodes = shear_nodes + 3 * ei;
+            double spacing = shear_spacing[ei];
+            double qe[9], ve[9];
+            gather<9, 3>(q, nodes, 0, qe);
+            gather<9, 3>(v, nodes, 0, ve);
+            Jamming jm = shear_jamming_from_geometry(mp.radius, spacing, threshold);
+            double e, g[9], k[81];
+            shear_elastic(mp.k_x, spacing, threshold, jm, qe, &e, g, k);
+            double rate[3], w = 0.0, df[9], vj[81], pj[81];
+            int damp = mp.kd_shear > 0.0;
+            if (damp) shear_dissipation(mp.kd_shear, spacing, threshold, qe, ve, rate, &w, df, vj, pj);
+            double re[9], ae[81];
+            local_terms<9>(e, g, k, damp, df, vj, pj, w, mp, ve, h, re, ae, en);
+            scatter<9, 3>(residual, values, nodes, shear_blocks + 9 * ei, 0, re, ae, with_matrix);
+        }
+    }
+    block_add4(en, energies);
+}
+
+// Friction anchors: anchor k on node anchor_node[k], slot anchor_slot[k],
+// anchor position anchors[k] (m). Anchors of one node use distinct slots,
+// so one launch covers all of them. diag[n]: index of node n's diagonal
+// block.
+extern "C" __global__ void weft_assemble_anchors(
+    int count, const unsigned* anchor_node, const int* anchor_slot,
+    const unsigned* anchor_material, const double* anchors, const GpuMaterial* materials,
+    const unsigned* diag, const double* q, double h, double* residual, double* values,
+    int with_matrix, double* energies) {
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < count) {
+        const GpuMaterial mp = materials[anchor_material[k]];
+        if (mp.k_f != 0.0) {
+            unsigned node = anchor_node[k];
+            int s = anchor_slot[k];
+            size_t d = WEFT_B * (size_t)node + s;
+            double st = q[d] - anchors[k];
+            en[1] += 0.5 * mp.k_f * st * st;
+            residual[d] += h * mp.k_f * st;
+            if (with_matrix) values[25 * (size_t)diag[node] + s * WEFT_B + s] += h * h * mp.k_f;
+        }
+    }
+    block_add4(en, energies);
+}
+
+// Colliders (plane, sphere, capsule; world frame at the step's end time):
+// penalty contact and Coulomb friction per node, node_radius[i] the yarn
+// radius of node i. Each node writes only its own entries.
+extern "C" __global__ void weft_assemble_colliders(
+    int nodes, const Collider* colliders, int collider_count, const double* node_radius,
+    const unsigned* diag, const double* q, const double* v, double h, double* residual,
+    double* values, int with_matrix, double* energies) {
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < nodes) {
+        size_t o = WEFT_B * (size_t)i;
+        V3 x = load3(q + o), xd = load3(v + o);
+        for (int c = 0; c < collider_count; ++c) {
+            const Collider col = colliders[c];
+            double e, g[3], hs[9], fr[3], dm[9], sl[3];
+            if (!node_contact(col, x, xd, node_radius[i] + col.margin, &e, g, hs, fr, dm, sl))
+                continue;
+            en[1] += e;
+            en[3] -= fr[0] * sl[0] + fr[1] * sl[1] + fr[2] * sl[2];
+            for (int r = 0; r < 3; ++r) {
+                residual[o + r] -= h * (fr[r] - g[r]);
+                if (with_matrix)
+                    for (int cc = 0; cc < 3; ++cc)
+                        values[25 * (size_t)diag[i] + r * WEFT_B + cc] +=
+                            hs[r * 3 + cc] * (h * h) + dm[r * 3 + cc] * h;
+            }
+        }
+    }
+    block_add4(en, energies);
+}
+
+// Lumped point masses on positions (kg), with the node's Rayleigh alpha
+// (1/s, 0 when none).
+extern "C" __global__ void weft_assemble_point_masses(
+    int nodes, const double* point_mass, const double* node_alpha, const unsigned* diag,
+    const double* q, const double* v, const double* v_n, double h, double gx, double gy,
+    double gz, double* residual, double* values, int with_matrix, double* energies) {
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int node = blockIdx.x * blockDim.x + threadIdx.x;
+    if (node < nodes && point_mass[node] != 0.0) {
+        double pm = point_mass[node];
+        double alpha = node_alpha[node];
+        double g[3] = {gx, gy, gz};
+        for (int c = 0; c < 3; ++c) {
+            size_t d = WEFT_B * (size_t)node + c;
+            residual[d] += pm * (v[d] - v_n[d]) - h * pm * g[c];
+            en[0] += 0.5 * pm * v[d] * v[d];
+            en[2] -= pm * g[c] * q[d];
+            double* blk = values + 25 * (size_t)diag[node];
+            if (with_matrix) blk[c * WEFT_B + c] += pm;
+            if (alpha != 0.0) {
+                residual[d] += h * alpha * pm * v[d];
+                en[3] += alpha * pm * v[d] * v[d];
+                if (with_matrix) blk[c * WEFT_B + c] += h * alpha * pm;
+            }
+        }
+    }
+    block_add4(en, energies);
+}
+
+// q = q_n + h v over n entries.
+extern "C" __global__ void weft_advance(int n, const double* q_n, const double* v, double h,
+                                        double* q) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) q[i] = q_n[i] + h * v[i];
+}
+
+// Largest |stretch strain| over segments: per-block (value, index) partials
+// written to part_val/part_idx (one per block); the host or a second launch
+// with the partials as input finishes.
+extern "C" __global__ void weft_max_abs(int n, const double* x, const unsigned* idx_in,
+                                        double* part_val, unsigned* part_idx) {
+    __shared__ double sv[256];
+    __shared__ unsigned si[256];
+    double best = -1.0;
+    unsigned bi = 0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        double a = fabs(x[i]);
+        if (a > best) {
+            best = a;
+            bi = idx_in ? idx_in[i] : (unsigned)i;
+        }
+    }
+    sv[threadIdx.x] = best;
+    si[threadIdx.x] = bi;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s && sv[threadIdx.x + s] > sv[threadIdx.x]) {
+            sv[threadIdx.x] = sv[threadIdx.x + s];
+            si[threadIdx.x] = si[threadIdx.x + s];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        part_val[blockIdx.x] = sv[0];
+        part_idx[blockIdx.x] = si[0];
+    }
+}
