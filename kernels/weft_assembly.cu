@@ -12,6 +12,12 @@
 // points to 4 doubles (kinetic, elastic, gravity, dissipation power), added
 // atomically. Self-collision repulsion and triangle-mesh colliders are NOT
 // here: the CPU evaluates them (documented in weft-cuda).
+//
+// exact_hessians (segments, bending, shear; Assembler::exact_hessians): 0
+// puts the PSD-projected elastic Hessians K+ (elastic_projected, the
+// default) into the matrix, 1 the exact ones K. Energies, forces and the
+// residual do not depend on it. With Rayleigh damping the force is
+// -beta K qdot with the EXACT K in both modes; its matrix term is h beta K+.
 #include "weft_elements.cuh"
 #include "weft_collide.cuh"
 #include "weft_reduce.cuh"
@@ -83,12 +89,13 @@ __device__ __forceinline__ void scatter(double* res, double* vals, const unsigne
 // contact (+ damping), gravity. seg_nodes: 2 per segment (a, b); seg_slot:
 // 3 (warp, u) or 4 (weft, v); seg_blocks: 4 per segment (pairs aa, ab, ba,
 // bb). seg_strain[e] receives |stretch strain| (for the step control).
+// exact_hessians: see the top of this file.
 extern "C" __global__ void weft_assemble_segments(
     const unsigned* elems, int count, const unsigned* seg_nodes, const int* seg_slot,
     const unsigned* seg_material, const double* seg_spacing, const unsigned* seg_blocks,
     const GpuMaterial* materials, const double* q, const double* v, const double* q_n,
     const double* v_n, double h, double gx, double gy, double gz, double* residual,
-    double* values, int with_matrix, double* energies, double* seg_strain) {
+    double* values, int with_matrix, int exact_hessians, double* energies, double* seg_strain) {
     double en[4] = {0.0, 0.0, 0.0, 0.0};
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < count) {
@@ -123,8 +130,15 @@ extern "C" __global__ void weft_assemble_segments(
         stretch_strain(qe, st);
         double gom[8];
         double om = stretch_measure(qe, gom);
+        // k: the matrix's stiffness (PSD projection unless exact_hessians).
         double e, g[8], k[64];
-        elastic<1, 8>(mp.k_s, st, om, gom, &e, g, k);
+        if (exact_hessians) {
+            elastic<1, 8>(mp.k_s, st, om, gom, &e, g, k);
+        } else {
+            double clamp[64];
+            stretch_clamped_strain_hessian(qe, st.value[0], clamp);
+            elastic_projected<1, 8>(mp.k_s, st, om, gom, clamp, &e, g, k);
+        }
         en[1] += e;
         for (int i = 0; i < 8; ++i) fe[i] -= g[i];
         for (int i = 0; i < 64; ++i) ae[i] += k[i] * (h * h);
@@ -136,16 +150,21 @@ extern "C" __global__ void weft_assemble_segments(
             en[3] += 2.0 * w;
         }
         if (mp.rayleigh) {
-            double c[64];
-            for (int i = 0; i < 64; ++i) c[i] = m[i] * mp.alpha + k[i] * mp.beta;
+            // Force with the exact K, matrix term with k (= K when exact).
+            double kx[64];
+            if (!exact_hessians) {
+                double ex, gex[8];
+                elastic<1, 8>(mp.k_s, st, om, gom, &ex, gex, kx);
+            }
+            const double* kf = exact_hessians ? k : kx;
             double dp = 0.0;
             for (int i = 0; i < 8; ++i) {
                 double fd = 0.0;
-                for (int j = 0; j < 8; ++j) fd += c[i * 8 + j] * ve[j];
+                for (int j = 0; j < 8; ++j) fd += (m[i * 8 + j] * mp.alpha + kf[i * 8 + j] * mp.beta) * ve[j];
                 fe[i] -= fd;
                 dp += ve[i] * fd;
             }
-            for (int i = 0; i < 64; ++i) ae[i] += c[i] * h;
+            for (int i = 0; i < 64; ++i) ae[i] += (m[i] * mp.alpha + k[i] * mp.beta) * h;
             en[3] += dp;
         }
         // Parallel-yarn contact on (s_a, s_b).
@@ -188,14 +207,17 @@ extern "C" __global__ void weft_assemble_segments(
 }
 
 // Local force, matrix block and energies of a bending or shear element
-// (assembly.rs local_terms): elastic (energy e, gradient g, Hessian k),
-// optional strain-rate damping, optional Rayleigh beta.
+// (assembly.rs local_terms): elastic (energy e, gradient g, matrix
+// stiffness k: the projected K+ or the exact K), optional strain-rate
+// damping, optional Rayleigh beta with kv = K ve from the EXACT K (force
+// -beta K ve, matrix term h beta k).
 template <int N>
 __device__ __forceinline__ void local_terms(double e, const double* g, const double* k,
                                             int has_damping, const double* df,
                                             const double* vj, const double* pj, double w,
-                                            const GpuMaterial& mp, const double* ve, double h,
-                                            double* re, double* ae, double* en) {
+                                            const GpuMaterial& mp, const double* kv,
+                                            const double* ve, double h, double* re, double* ae,
+                                            double* en) {
     double fe[N];
     en[1] += e;
     for (int i = 0; i < N; ++i) fe[i] = -g[i];
@@ -208,9 +230,7 @@ __device__ __forceinline__ void local_terms(double e, const double* g, const dou
     if (mp.rayleigh) {
         double dp = 0.0;
         for (int i = 0; i < N; ++i) {
-            double kv = 0.0;
-            for (int j = 0; j < N; ++j) kv += k[i * N + j] * ve[j];
-            double fd = kv * mp.beta;
+            double fd = kv[i] * mp.beta;
             fe[i] -= fd;
             dp += ve[i] * fd;
         }
@@ -220,14 +240,25 @@ __device__ __forceinline__ void local_terms(double e, const double* g, const dou
     for (int i = 0; i < N; ++i) re[i] = -fe[i] * h;
 }
 
+// kv = K ve (N) for the Rayleigh force.
+template <int N>
+__device__ __forceinline__ void mat_vec(const double* k, const double* ve, double* kv) {
+    for (int i = 0; i < N; ++i) {
+        double a = 0.0;
+        for (int j = 0; j < N; ++j) a += k[i * N + j] * ve[j];
+        kv[i] = a;
+    }
+}
+
 // Bending: bend_nodes 3 per element (centre, next, prev), bend_slot the
 // yarn's arc-length slot, bend_blocks 9 per element (node pairs row-major
-// over (centre, next, prev)); threshold: small-angle switch (rad).
+// over (centre, next, prev)); threshold: small-angle switch (rad);
+// exact_hessians: see the top of this file.
 extern "C" __global__ void weft_assemble_bending(
     const unsigned* elems, int count, const unsigned* bend_nodes, const int* bend_slot,
     const unsigned* bend_material, const unsigned* bend_blocks, const GpuMaterial* materials,
     const double* q, const double* v, double h, double threshold, double* residual,
-    double* values, int with_matrix, double* energies) {
+    double* values, int with_matrix, int exact_hessians, double* energies) {
     double en[4] = {0.0, 0.0, 0.0, 0.0};
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < count) {
@@ -238,13 +269,23 @@ extern "C" __global__ void weft_assemble_bending(
         double qe[12], ve[12];
         gather<12, 3>(q, nodes, slot, qe);
         gather<12, 3>(v, nodes, slot, ve);
-        double e, g[12], k[144];
-        bend_elastic(mp.k_b, qe, threshold, &e, g, k);
+        double e, g[12], k[144], kv[12];
+        if (exact_hessians) {
+            bend_elastic(mp.k_b, qe, threshold, &e, g, k);
+            if (mp.rayleigh) mat_vec<12>(k, ve, kv);
+        } else {
+            if (mp.rayleigh) {
+                // The Rayleigh force needs the exact K; k is reused for it.
+                bend_elastic(mp.k_b, qe, threshold, &e, g, k);
+                mat_vec<12>(k, ve, kv);
+            }
+            bend_elastic_projected(mp.k_b, qe, threshold, &e, g, k);
+        }
         double rate[3], w = 0.0, df[12], vj[144], pj[144];
         int damp = mp.kd_bending > 0.0;
         if (damp) bend_dissipation(mp.kd_bending, qe, ve, threshold, rate, &w, df, vj, pj);
         double re[12], ae[144];
-        local_terms<12>(e, g, k, damp, df, vj, pj, w, mp, ve, h, re, ae, en);
+        local_terms<12>(e, g, k, damp, df, vj, pj, w, mp, kv, ve, h, re, ae, en);
         scatter<12, 3>(residual, values, nodes, bend_blocks + 9 * ei, slot, re, ae, with_matrix);
     }
     block_add4(en, energies);
@@ -252,12 +293,13 @@ extern "C" __global__ void weft_assemble_bending(
 
 // Crossing shear (positions only): shear_nodes 3 per element (crossing,
 // warp neighbour, weft neighbour), shear_blocks 9 per element; jamming from
-// the geometry as the CPU does; threshold: small-angle switch (rad).
+// the geometry as the CPU does; threshold: small-angle switch (rad);
+// exact_hessians: see the top of this file.
 extern "C" __global__ void weft_assemble_shear(
     const unsigned* elems, int count, const unsigned* shear_nodes, const unsigned* shear_material,
     const double* shear_spacing, const unsigned* shear_blocks, const GpuMaterial* materials,
     const double* q, const double* v, double h, double threshold, double* residual,
-    double* values, int with_matrix, double* energies) {
+    double* values, int with_matrix, int exact_hessians, double* energies) {
     double en[4] = {0.0, 0.0, 0.0, 0.0};
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < count) {
@@ -270,13 +312,23 @@ extern "C" __global__ void weft_assemble_shear(
             gather<9, 3>(q, nodes, 0, qe);
             gather<9, 3>(v, nodes, 0, ve);
             Jamming jm = shear_jamming_from_geometry(mp.radius, spacing, threshold);
-            double e, g[9], k[81];
-            shear_elastic(mp.k_x, spacing, threshold, jm, qe, &e, g, k);
+            double e, g[9], k[81], kv[9];
+            if (exact_hessians) {
+                shear_elastic(mp.k_x, spacing, threshold, jm, qe, &e, g, k);
+                if (mp.rayleigh) mat_vec<9>(k, ve, kv);
+            } else {
+                if (mp.rayleigh) {
+                    // The Rayleigh force needs the exact K; k is reused for it.
+                    shear_elastic(mp.k_x, spacing, threshold, jm, qe, &e, g, k);
+                    mat_vec<9>(k, ve, kv);
+                }
+                shear_elastic_projected(mp.k_x, spacing, threshold, jm, qe, &e, g, k);
+            }
             double rate[3], w = 0.0, df[9], vj[81], pj[81];
             int damp = mp.kd_shear > 0.0;
             if (damp) shear_dissipation(mp.kd_shear, spacing, threshold, qe, ve, rate, &w, df, vj, pj);
             double re[9], ae[81];
-            local_terms<9>(e, g, k, damp, df, vj, pj, w, mp, ve, h, re, ae, en);
+            local_terms<9>(e, g, k, damp, df, vj, pj, w, mp, kv, ve, h, re, ae, en);
             scatter<9, 3>(residual, values, nodes, shear_blocks + 9 * ei, 0, re, ae, with_matrix);
         }
     }

@@ -62,6 +62,55 @@ WEFT_HD void elastic(double k, const Strain<M, N>& s, double om, const double* g
         }
 }
 
+// V = 1/2 om k |eps|^2 as elastic (same energy and gradient) with a PSD
+// approximation of the Hessian for the system matrix (element.rs
+// elastic_projected): om k J^T J + om k clamp + k (a gom^T + gom a^T)
+// + (k |eps|^2 / om) gom gom^T, a = J^T eps, where clamp (N x N) is the PSD
+// projection of the stress-weighted strain Hessian sum_i eps_i H_i (an
+// element-specific closed form or project_psd), supplied by the caller. The
+// result is PSD and never softer than the exact Hessian. Requires om > 0.
+// Same operation order as the Rust routine.
+template <int M, int N>
+WEFT_HD void elastic_projected(double k, const Strain<M, N>& s, double om, const double* gom,
+                               const double* clamp, double* energy, double* grad,
+                               double* hess) {
+    double eps2 = 0.0;
+    for (int i = 0; i < M; ++i) eps2 += s.value[i] * s.value[i];
+    double je[N];
+    for (int c = 0; c < N; ++c) {
+        double a = 0.0;
+        for (int i = 0; i < M; ++i) a += s.jac[i * N + c] * s.value[i];
+        je[c] = a;
+    }
+    *energy = 0.5 * om * k * eps2;
+    for (int c = 0; c < N; ++c) grad[c] = je[c] * (om * k) + gom[c] * (0.5 * k * eps2);
+    matmul_tn<M, N, N>(s.jac, s.jac, hess);
+    double omk = om * k;
+    for (int r = 0; r < N * N; ++r) hess[r] = hess[r] * omk + clamp[r] * omk;
+    double w = k * eps2 / om;
+    for (int r = 0; r < N; ++r)
+        for (int c = 0; c < N; ++c) {
+            double cross_rc = je[r] * gom[c] * k;
+            double cross_cr = je[c] * gom[r] * k;
+            hess[r * N + c] += cross_rc + cross_cr;
+            hess[r * N + c] += gom[r] * gom[c] * w;
+        }
+}
+
+// elastic_projected with the generic clamp: project_psd of sum_i eps_i H_i
+// (element.rs elastic_projected_generic).
+template <int M, int N>
+WEFT_HD void elastic_projected_generic(double k, const Strain<M, N>& s, double om,
+                                       const double* gom, double* energy, double* grad,
+                                       double* hess) {
+    double sh[N * N], clamp[N * N];
+    zero<N * N>(sh);
+    for (int i = 0; i < M; ++i)
+        for (int r = 0; r < N * N; ++r) sh[r] += s.hess[i * N * N + r] * s.value[i];
+    project_psd<N>(sh, clamp);
+    elastic_projected<M, N>(k, s, om, gom, clamp, energy, grad, hess);
+}
+
 // Elastic potential of a scalar strain with a general profile
 // V = om k Phi(eps), profile = (Phi, Phi', Phi'') (shear.rs elastic_profile).
 template <int N>
@@ -183,6 +232,63 @@ WEFT_HD void stretch_elastic(double k_s, const double* q, double* energy, double
     elastic<1, 8>(k_s, s, om, gom, energy, grad, hess);
 }
 
+// The stress-weighted strain Hessian w * Hess(eps) of a stretch element
+// projected to PSD in closed form [SBO18 §3.4] (stretch.rs
+// clamped_strain_hessian), w a strain or strain-rate weight: in the reduced
+// variables (dx, du) the two chord-normal directions carry w / (|dx| du) and
+// the 2x2 block on (chord direction, du) is w [[0, -1/du^2], [-1/du^2,
+// 2|dx|/du^3]] (one eigenvalue of each sign). out: 8x8, 1/m^2 times the unit
+// of w.
+WEFT_HD void stretch_clamped_strain_hessian(const double* q, double w, double* out) {
+    V3 dx = v3(q[4] - q[0], q[5] - q[1], q[6] - q[2]);
+    double du = q[7] - q[3];
+    double r = norm(dx);
+    V3 n = divs(dx, r);
+    double nn[3] = {n.x, n.y, n.z};
+    double h_y[16];
+    zero<16>(h_y);
+    double perp = w / (r * du);
+    if (perp > 0.0) {
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+                h_y[i * 4 + j] = ((i == j ? 1.0 : 0.0) - nn[i] * nn[j]) * perp;
+    }
+    // [[0, b], [b, c]] has eigenvalues c/2 +- sqrt(c^2/4 + b^2), eigenvector (b, mu).
+    double b = -1.0 / (du * du);
+    double c = 2.0 * r / (du * du * du);
+    double root = sqrt(0.25 * c * c + b * b);
+    double mu = w > 0.0 ? 0.5 * c + root : 0.5 * c - root;
+    double lambda = w * mu;  // the positive eigenvalue of w * block
+    if (lambda > 0.0) {
+        double nr = sqrt(b * b + mu * mu);
+        double v0 = b / nr, v1 = mu / nr;
+        double v[4] = {v0 * n.x, v0 * n.y, v0 * n.z, v1};
+        for (int i = 0; i < 4; ++i)
+            for (int j = 0; j < 4; ++j) h_y[i * 4 + j] += v[i] * v[j] * lambda;
+    }
+    const double sign[2] = {-1.0, 1.0};
+    for (int a = 0; a < 2; ++a)
+        for (int bb = 0; bb < 2; ++bb) {
+            double sab = sign[a] * sign[bb];
+            for (int i = 0; i < 4; ++i)
+                for (int j = 0; j < 4; ++j) out[(4 * a + i) * 8 + 4 * bb + j] = sab * h_y[i * 4 + j];
+        }
+}
+
+// Stretch elastic energy (J) and gradient (N, 8) as stretch_elastic with the
+// PSD Hessian approximation (N/m, 8x8) of elastic_projected, using the
+// closed-form clamp (stretch.rs energy_projected).
+WEFT_HD void stretch_elastic_projected(double k_s, const double* q, double* energy, double* grad,
+                                       double* hess) {
+    Strain<1, 8> s;
+    stretch_strain(q, s);
+    double gom[8];
+    double om = stretch_measure(q, gom);
+    double clamp[64];
+    stretch_clamped_strain_hessian(q, s.value[0], clamp);
+    elastic_projected<1, 8>(k_s, s, om, gom, clamp, energy, grad, hess);
+}
+
 // Stretch dissipation with the closed-form clamp of the stress-weighted
 // strain Hessian (stretch.rs dissipation): outputs as dissipation<1,8>.
 WEFT_HD void stretch_dissipation(double kd, const double* q, const double* qdot, double* rate,
@@ -193,41 +299,9 @@ WEFT_HD void stretch_dissipation(double kd, const double* q, const double* qdot,
     double gom[8];
     double om = stretch_measure(q, gom);
     dissipation_common<1, 8>(kd, s, om, qdot, rate, potential, force, vjac);
-    double rt = rate[0];
-    V3 dx = v3(q[4] - q[0], q[5] - q[1], q[6] - q[2]);
-    double du = q[7] - q[3];
-    double r = norm(dx);
-    V3 n = divs(dx, r);
-    double nn[3] = {n.x, n.y, n.z};
-    double h_y[16];
-    zero<16>(h_y);
-    double perp = rt / (r * du);
-    if (perp > 0.0) {
-        for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j)
-                h_y[i * 4 + j] = ((i == j ? 1.0 : 0.0) - nn[i] * nn[j]) * perp;
-    }
-    double b = -1.0 / (du * du);
-    double c = 2.0 * r / (du * du * du);
-    double root = sqrt(0.25 * c * c + b * b);
-    double mu = rt > 0.0 ? 0.5 * c + root : 0.5 * c - root;
-    double lambda = rt * mu;
-    if (lambda > 0.0) {
-        double nr = sqrt(b * b + mu * mu);
-        double v0 = b / nr, v1 = mu / nr;
-        double v[4] = {v0 * n.x, v0 * n.y, v0 * n.z, v1};
-        for (int i = 0; i < 4; ++i)
-            for (int j = 0; j < 4; ++j) h_y[i * 4 + j] += v[i] * v[j] * lambda;
-    }
-    const double sign[2] = {-1.0, 1.0};
+    stretch_clamped_strain_hessian(q, rate[0], pjac);
     double cc = om * kd;
-    for (int a = 0; a < 2; ++a)
-        for (int bb = 0; bb < 2; ++bb) {
-            double sab = sign[a] * sign[bb];
-            for (int i = 0; i < 4; ++i)
-                for (int j = 0; j < 4; ++j)
-                    pjac[(4 * a + i) * 8 + 4 * bb + j] = sab * h_y[i * 4 + j] * (-cc);
-        }
+    for (int i = 0; i < 64; ++i) pjac[i] *= -cc;
 }
 
 // ===========================================================================
@@ -502,6 +576,37 @@ WEFT_HD void bend_clamped_stress_hessian(const BendParts* parts, const double* r
     matmul_tn<7, 12, 12>(pm, tmp, out);
 }
 
+// Bending energy (J) and gradient (12) as bend_elastic with the PSD Hessian
+// approximation of elastic_projected (N/m, 12x12): the stress-weighted
+// strain Hessian sum_k eps_k Hess(eps_k) clamped in the 7 reduced variables
+// as the bending damping does (bending.rs energy_projected). Returns 1 when
+// the small-angle vector strain was used, else 0.
+WEFT_HD int bend_elastic_projected(double k_b, const double* q, double threshold, double* energy,
+                                   double* grad, double* hess) {
+    double gom[12];
+    double om = bend_measure(q, gom);
+    V3 e1, e2;
+    double dd;
+    bend_reduced(q, e1, e2, dd);
+    double clamp[144];
+    if (bend_angle(q) < threshold) {
+        Strain<3, 12> s;
+        bend_vector_strain(q, s);
+        BendParts parts[3];
+        bend_vector_parts(e1, e2, parts);
+        bend_clamped_stress_hessian<3>(parts, s.value, dd, clamp);
+        elastic_projected<3, 12>(k_b, s, om, gom, clamp, energy, grad, hess);
+        return 1;
+    }
+    Strain<1, 12> s;
+    bend_scalar_strain(q, s);
+    BendParts parts[1];
+    bend_scalar_parts(e1, e2, parts[0]);
+    bend_clamped_stress_hessian<1>(parts, s.value, dd, clamp);
+    elastic_projected<1, 12>(k_b, s, om, gom, clamp, energy, grad, hess);
+    return 0;
+}
+
 // Bending strain-rate damping with the selected strain (bending.rs damping);
 // outputs: rate (3 entries; only rate[0] for the scalar strain), W, force
 // (12), velocity and clamped position Jacobians (12x12). Returns 1 for the
@@ -764,6 +869,53 @@ WEFT_HD int shear_elastic(double k, double spacing, double threshold, const Jamm
         } else {
             elastic<1, 6>(k, s, spacing, gom, energy, g6, h6);
         }
+    }
+    shear_scatter_vector(g6, grad);
+    shear_scatter_matrix(h6, hess);
+    return small;
+}
+
+// Shear energy (J) and gradient (9) as shear_elastic with the PSD Hessian
+// approximation for the system matrix (Shear::elastic_projected): below the
+// threshold elastic_projected_generic of the vector strain (clamp by
+// project_psd in the 6 reduced variables); above it, with
+// (Phi, Phi', Phi'') the jammed profile or (eps^2/2, eps, 1),
+// L k (Phi'' J^T J + (Phi' Hess(eps))+). Returns 1 for the small-angle
+// strain, else 0.
+WEFT_HD int shear_elastic_projected(double k, double spacing, double threshold, const Jamming& jm,
+                                    const double* q, double* energy, double* grad,
+                                    double* hess) {
+    ShearReduced r;
+    shear_reduced(q, r);
+    double g6[6], h6[36];
+    double eps = shear_angle_of(r);
+    int small = fabs(eps) < threshold ? 1 : 0;
+    if (small) {
+        double gom[6];
+        zero<6>(gom);
+        Strain<3, 6> s;
+        shear_small_angle_reduced(r, s);
+        elastic_projected_generic<3, 6>(k, s, spacing, gom, energy, g6, h6);
+    } else {
+        Strain<1, 6> s;
+        shear_scalar_reduced(r, s);
+        double p, dp, ddp;
+        if (jm.enabled) {
+            jamming_profile(jm, eps, &p, &dp, &ddp);
+        } else {
+            p = 0.5 * eps * eps;
+            dp = eps;
+            ddp = 1.0;
+        }
+        double c = spacing * k;
+        double sh[36], clamp[36];
+        for (int i = 0; i < 36; ++i) sh[i] = s.hess[i] * dp;
+        project_psd<6>(sh, clamp);
+        *energy = c * p;
+        for (int i = 0; i < 6; ++i) g6[i] = s.jac[i] * (c * dp);
+        for (int i = 0; i < 6; ++i)
+            for (int j = 0; j < 6; ++j)
+                h6[i * 6 + j] = (s.jac[i] * s.jac[j] * ddp + clamp[i * 6 + j]) * c;
     }
     shear_scatter_vector(g6, grad);
     shear_scatter_matrix(h6, hess);

@@ -13,6 +13,14 @@ void weft_stretch_elastic(double k, const double* q, double* e, double* g, doubl
     stretch_elastic(k, q, e, g, h);
 }
 
+void weft_stretch_elastic_projected(double k, const double* q, double* e, double* g, double* h) {
+    stretch_elastic_projected(k, q, e, g, h);
+}
+
+void weft_stretch_clamped_strain_hessian(const double* q, double w, double* out) {
+    stretch_clamped_strain_hessian(q, w, out);
+}
+
 void weft_stretch_dissipation(double kd, const double* q, const double* qd, double* rate,
                               double* w, double* f, double* vj, double* pj) {
     stretch_dissipation(kd, q, qd, rate, w, f, vj, pj);
@@ -36,6 +44,11 @@ void weft_bend_vector_strain(const double* q, double* value, double* jac, double
 
 int weft_bend_elastic(double k, const double* q, double thr, double* e, double* g, double* h) {
     return bend_elastic(k, q, thr, e, g, h);
+}
+
+int weft_bend_elastic_projected(double k, const double* q, double thr, double* e, double* g,
+                                double* h) {
+    return bend_elastic_projected(k, q, thr, e, g, h);
 }
 
 int weft_bend_dissipation(double kd, const double* q, const double* qd, double thr, double* rate,
@@ -81,6 +94,17 @@ int weft_shear_elastic(double k, double spacing, double thr, int jam, double ons
     j.lock = lock;
     j.gain = gain;
     return shear_elastic(k, spacing, thr, j, q, e, g, h);
+}
+
+int weft_shear_elastic_projected(double k, double spacing, double thr, int jam, double onset,
+                                 double lock, double gain, const double* q, double* e, double* g,
+                                 double* h) {
+    Jamming j;
+    j.enabled = jam;
+    j.onset = onset;
+    j.lock = lock;
+    j.gain = gain;
+    return shear_elastic_projected(k, spacing, thr, j, q, e, g, h);
 }
 
 int weft_shear_dissipation(double kd, double spacing, double thr, const double* q,

@@ -210,6 +210,11 @@ pub struct DeviceSystem<'b> {
     gravity: [f64; 3],
     bending_threshold: f64,
     shear_threshold: f64,
+    /// Exact (`true`) or PSD-projected (`false`) elastic Hessians in the
+    /// matrix, the kernels' `exact_hessians` argument; initialised from
+    /// [`AssemblyPlan::exact_hessians`], read by every
+    /// [`DeviceSystem::assemble`] (mirrors `Assembler::exact_hessians`).
+    pub exact_hessians: bool,
     /// Step state: `q_n`, `v_n`, iterate `v`, `q = q_n + h v`.
     q_n: CudaSlice<f64>,
     v_n: CudaSlice<f64>,
@@ -347,6 +352,7 @@ impl<'b> DeviceSystem<'b> {
             gravity: plan.gravity,
             bending_threshold: plan.bending_threshold,
             shear_threshold: plan.shear_threshold,
+            exact_hessians: plan.exact_hessians,
             q_n: s.alloc_zeros(len)?,
             v_n: s.alloc_zeros(len)?,
             v: s.alloc_zeros(len)?,
@@ -435,6 +441,7 @@ impl<'b> DeviceSystem<'b> {
         let n_all = self.len();
         let len = n_all as i32;
         let wm = i32::from(with_matrix);
+        let exact = i32::from(self.exact_hessians);
         let [gx, gy, gz] = self.gravity;
         // SAFETY (every launch below): argument types and order match the
         // kernel signatures in kernels/weft_assembly.cu; every buffer has the
@@ -478,6 +485,7 @@ impl<'b> DeviceSystem<'b> {
                     .arg(&mut self.residual)
                     .arg(&mut self.values)
                     .arg(&wm)
+                    .arg(&exact)
                     .arg(&mut self.energies)
                     .arg(&mut self.seg_strain)
                     .launch(grid(e - o))?;
@@ -503,6 +511,7 @@ impl<'b> DeviceSystem<'b> {
                     .arg(&mut self.residual)
                     .arg(&mut self.values)
                     .arg(&wm)
+                    .arg(&exact)
                     .arg(&mut self.energies)
                     .launch(grid(e - o))?;
             }
@@ -527,6 +536,7 @@ impl<'b> DeviceSystem<'b> {
                     .arg(&mut self.residual)
                     .arg(&mut self.values)
                     .arg(&wm)
+                    .arg(&exact)
                     .arg(&mut self.energies)
                     .launch(grid(e - o))?;
             }

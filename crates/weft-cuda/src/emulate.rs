@@ -54,6 +54,7 @@ mod ffi {
             residual: *mut f64,
             values: *mut f64,
             with_matrix: i32,
+            exact_hessians: i32,
             energies: *mut f64,
             seg_strain: *mut f64,
         );
@@ -72,6 +73,7 @@ mod ffi {
             residual: *mut f64,
             values: *mut f64,
             with_matrix: i32,
+            exact_hessians: i32,
             energies: *mut f64,
         );
         pub fn weft_assemble_shear(
@@ -89,6 +91,7 @@ mod ffi {
             residual: *mut f64,
             values: *mut f64,
             with_matrix: i32,
+            exact_hessians: i32,
             energies: *mut f64,
         );
         pub fn weft_assemble_anchors(
@@ -237,7 +240,8 @@ fn unavailable<T>() -> Result<T, HostError> {
 /// computed by the assembly kernels on the host: same contract as
 /// [`weft_solver::Assembler::assemble`] (`q = q_n + h v`; `residual` of
 /// length `5 n`, `values` the matrix blocks of the plan's pattern, rewritten
-/// when `with_matrix`; `anchors` one per fabric anchor, m; `colliders` from
+/// when `with_matrix`, with the exact or the PSD-projected elastic Hessians
+/// as [`AssemblyPlan::exact_hessians`] says; `anchors` one per fabric anchor, m; `colliders` from
 /// [`crate::plan::colliders_at`] at the step's end time). Returns the
 /// energies and the largest stretch strain.
 ///
@@ -281,6 +285,7 @@ pub fn assemble(
         }
         let vals = values.as_mut_ptr() as *mut f64;
         let wm = i32::from(with_matrix);
+        let exact = i32::from(plan.exact_hessians);
         let mut en = [0.0f64; 4];
         let nseg = plan.seg_slot.len();
         let mut seg_strain = vec![0.0; nseg];
@@ -310,6 +315,7 @@ pub fn assemble(
                     residual.as_mut_ptr(),
                     vals,
                     wm,
+                    exact,
                     en.as_mut_ptr(),
                     seg_strain.as_mut_ptr(),
                 )
@@ -335,6 +341,7 @@ pub fn assemble(
                     residual.as_mut_ptr(),
                     vals,
                     wm,
+                    exact,
                     en.as_mut_ptr(),
                 )
             );
@@ -359,6 +366,7 @@ pub fn assemble(
                     residual.as_mut_ptr(),
                     vals,
                     wm,
+                    exact,
                     en.as_mut_ptr(),
                 )
             );

@@ -151,6 +151,14 @@ mod ffi {
     use super::GpuCollider;
     unsafe extern "C" {
         pub fn weft_stretch_elastic(k: f64, q: *const f64, e: *mut f64, g: *mut f64, h: *mut f64);
+        pub fn weft_stretch_elastic_projected(
+            k: f64,
+            q: *const f64,
+            e: *mut f64,
+            g: *mut f64,
+            h: *mut f64,
+        );
+        pub fn weft_stretch_clamped_strain_hessian(q: *const f64, w: f64, out: *mut f64);
         pub fn weft_stretch_dissipation(
             kd: f64,
             q: *const f64,
@@ -164,6 +172,14 @@ mod ffi {
         pub fn weft_bend_scalar_strain(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
         pub fn weft_bend_vector_strain(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
         pub fn weft_bend_elastic(
+            k: f64,
+            q: *const f64,
+            thr: f64,
+            e: *mut f64,
+            g: *mut f64,
+            h: *mut f64,
+        ) -> i32;
+        pub fn weft_bend_elastic_projected(
             k: f64,
             q: *const f64,
             thr: f64,
@@ -186,6 +202,19 @@ mod ffi {
         pub fn weft_shear_small_angle_strain(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
         pub fn weft_shear_jamming_from_geometry(r: f64, l: f64, thr: f64, out: *mut f64);
         pub fn weft_shear_elastic(
+            k: f64,
+            l: f64,
+            thr: f64,
+            jam: i32,
+            onset: f64,
+            lock: f64,
+            gain: f64,
+            q: *const f64,
+            e: *mut f64,
+            g: *mut f64,
+            h: *mut f64,
+        ) -> i32;
+        pub fn weft_shear_elastic_projected(
             k: f64,
             l: f64,
             thr: f64,
@@ -316,6 +345,43 @@ pub fn stretch_elastic(k_s: f64, q: &[f64; 8]) -> Result<HostEval, HostError> {
     })
 }
 
+/// Stretch energy and gradient as [`stretch_elastic`] with the PSD Hessian
+/// approximation of `weft_potentials::elastic_projected` (N/m, 8x8
+/// row-major; `stretch::energy_projected`): closed-form clamp of the
+/// stress-weighted strain Hessian, the second-order Eulerian term dropped.
+/// `k_s` in N, `q` in m.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn stretch_elastic_projected(k_s: f64, q: &[f64; 8]) -> Result<HostEval, HostError> {
+    let mut o = eval(8);
+    shim!({
+        ffi::weft_stretch_elastic_projected(
+            k_s,
+            q.as_ptr(),
+            &mut o.energy,
+            o.gradient.as_mut_ptr(),
+            o.hessian.as_mut_ptr(),
+        );
+        o
+    })
+}
+
+/// The stress-weighted strain Hessian `w ∇²ε` of a stretch segment `q`
+/// (m) projected to PSD in closed form (`stretch::clamped_strain_hessian`),
+/// 8x8 row-major, 1/m² times the unit of the weight `w` (a strain or a
+/// strain rate) [SBO18 §3.4].
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn stretch_clamped_strain_hessian(q: &[f64; 8], w: f64) -> Result<Vec<f64>, HostError> {
+    let mut out = vec![0.0; 64];
+    shim!({
+        ffi::weft_stretch_clamped_strain_hessian(q.as_ptr(), w, out.as_mut_ptr());
+        out
+    })
+}
+
 /// Stretch dissipation with the closed-form clamp; `k_d` in N·s, `qdot`
 /// in m/s [SBO17 eq. 6-14].
 ///
@@ -395,6 +461,33 @@ pub fn bending_elastic(k_b: f64, q: &[f64; 12], threshold: f64) -> Result<HostEv
     let mut o = eval(12);
     shim!({
         let small = ffi::weft_bend_elastic(
+            k_b,
+            q.as_ptr(),
+            threshold,
+            &mut o.energy,
+            o.gradient.as_mut_ptr(),
+            o.hessian.as_mut_ptr(),
+        );
+        o.small_angle = small != 0;
+        o
+    })
+}
+
+/// Bending energy and gradient as [`bending_elastic`] with the PSD Hessian
+/// approximation (`bending::energy_projected`, 12x12 row-major, N/m): the
+/// stress-weighted strain Hessian clamped in the 7 reduced variables.
+/// `k_b` in N·m², `threshold` in rad.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn bending_elastic_projected(
+    k_b: f64,
+    q: &[f64; 12],
+    threshold: f64,
+) -> Result<HostEval, HostError> {
+    let mut o = eval(12);
+    shim!({
+        let small = ffi::weft_bend_elastic_projected(
             k_b,
             q.as_ptr(),
             threshold,
@@ -522,6 +615,46 @@ pub fn shear_elastic(
     });
     shim!({
         let small = ffi::weft_shear_elastic(
+            k,
+            spacing,
+            threshold,
+            i32::from(j.enabled),
+            j.onset,
+            j.lock,
+            j.gain,
+            q.as_ptr(),
+            &mut o.energy,
+            o.gradient.as_mut_ptr(),
+            o.hessian.as_mut_ptr(),
+        );
+        o.small_angle = small != 0;
+        o
+    })
+}
+
+/// Shear energy and gradient as [`shear_elastic`] with the PSD Hessian
+/// approximation of `Shear::elastic_projected` (9x9 row-major, N/m): the
+/// stress-weighted strain Hessian (`Φ'(ε)∇²ε` on the scalar branch,
+/// jammed or not) projected to PSD in the 6 reduced variables.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn shear_elastic_projected(
+    k: f64,
+    spacing: f64,
+    threshold: f64,
+    jamming: Option<HostJamming>,
+    q: &[f64; 9],
+) -> Result<HostEval, HostError> {
+    let mut o = eval(9);
+    let j = jamming.unwrap_or(HostJamming {
+        enabled: false,
+        onset: 0.0,
+        lock: 0.0,
+        gain: 0.0,
+    });
+    shim!({
+        let small = ffi::weft_shear_elastic_projected(
             k,
             spacing,
             threshold,

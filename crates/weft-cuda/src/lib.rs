@@ -21,7 +21,10 @@
 //! Coverage of the kernels: stretch, bending (small-angle switch), shear
 //! (small-angle form, jamming), parallel contact, sliding anchors, gravity,
 //! Eulerian mass and inertia force, strain-rate and Rayleigh damping,
-//! plane/sphere/capsule colliders. **Left to the CPU**: triangle-mesh
+//! plane/sphere/capsule colliders. The elastic Hessians in the system
+//! matrix are the PSD projections of `weft_potentials::elastic_projected`
+//! by default, or the exact ones ([`plan::AssemblyPlan::exact_hessians`],
+//! mirroring `weft_solver::Assembler::exact_hessians`). **Left to the CPU**: triangle-mesh
 //! colliders and self-collision repulsion.
 //!
 //! **Not yet run on a GPU**: no kernel of this crate has been launched on a

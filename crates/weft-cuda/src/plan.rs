@@ -191,6 +191,13 @@ pub struct AssemblyPlan {
     pub bending_threshold: f64,
     /// Small-angle switch of shear (rad).
     pub shear_threshold: f64,
+    /// Put the exact elastic Hessians into the matrix instead of their PSD
+    /// projections (the kernels' `exact_hessians` argument), mirroring
+    /// [`Assembler::exact_hessians`]: copied from the assembler by
+    /// [`AssemblyPlan::new`]; set it before each assembly as the integrator
+    /// sets the assembler's (exact first, projected once the matrix is found
+    /// indefinite). Residual and energies do not depend on it.
+    pub exact_hessians: bool,
 }
 
 fn u32_of(x: usize, what: &'static str) -> Result<u32, PlanError> {
@@ -198,8 +205,8 @@ fn u32_of(x: usize, what: &'static str) -> Result<u32, PlanError> {
 }
 
 impl AssemblyPlan {
-    /// Builds the plan of `assembler` (its fabric, matrix pattern, gravity
-    /// and bending threshold).
+    /// Builds the plan of `assembler` (its fabric, matrix pattern, gravity,
+    /// bending threshold and `exact_hessians`).
     ///
     /// # Errors
     /// [`PlanError::MeshCollider`] / [`PlanError::SelfCollision`] when the
@@ -323,6 +330,7 @@ impl AssemblyPlan {
             gravity: assembler.gravity.into(),
             bending_threshold: assembler.bending_threshold,
             shear_threshold: weft_potentials::shear::SMALL_ANGLE_THRESHOLD,
+            exact_hessians: assembler.exact_hessians,
         };
         for s in &el.segments {
             p.seg_nodes

@@ -610,3 +610,256 @@ fn the_measure_detects_a_relative_change_of_1e_10() {
     let e = rel(&a.hessian, &rm(&b.hessian));
     assert!(e > 1e-11 && e < 1e-9, "{e:e}");
 }
+
+/// Smallest eigenvalue of a row-major `n x n` matrix's symmetric part,
+/// relative to its Frobenius norm (0 for the zero matrix).
+fn min_eig_rel(n: usize, a: &[f64]) -> f64 {
+    let m = nalgebra::DMatrix::from_row_slice(n, n, a);
+    let s = (&m + m.transpose()) * 0.5;
+    let norm = s.norm();
+    if norm == 0.0 {
+        return 0.0;
+    }
+    s.symmetric_eigenvalues().min() / norm
+}
+
+/// `‖H⁺ - H‖_F / ‖H‖_F` of a projected against an exact Hessian: how much
+/// the projection changed (0 where nothing was clamped).
+fn change(projected: &[f64], exact: &[f64]) -> f64 {
+    rel(projected, exact)
+}
+
+/// A segment with stretch strain `eps` (`|Δx| = (1 + ε) Δu`).
+fn strained_segment(r: &mut impl FnMut() -> f64, eps: f64) -> SVector<f64, 8> {
+    let xa = Vector3::new(r(), r(), r()) * 0.01;
+    let d = unit(r);
+    let du = 0.002 * (1.0 + 0.5 * r());
+    let sa = 0.05 * r();
+    let xb = xa + d * (du * (1.0 + eps));
+    SVector::from([xa.x, xa.y, xa.z, sa, xb.x, xb.y, xb.z, sa + du])
+}
+
+/// The PSD-projected stretch Hessian (`stretch::energy_projected`, closed
+/// form clamp) and the clamp itself (`stretch::clamped_strain_hessian`,
+/// with the strain and with a random strain-rate weight) against
+/// weft-potentials, on compressed (ε in [-0.4, 0)), stretched (ε in
+/// (0, 0.4]) and nearly straight (|ε| < 1e-6) segments. Energy and
+/// gradient must equal the exact kernel's; the kernel's projected Hessian
+/// must be PSD (smallest eigenvalue ≥ -1e-12 ‖H⁺‖) and differ from the
+/// exact one on compressed segments (so the projection is exercised).
+#[test]
+fn stretch_projected_matches_weft_potentials() {
+    if skip() {
+        return;
+    }
+    let mut r = xorshift(0x5eed_0011);
+    let (mut compressed, mut changed) = (0, 0);
+    for i in 0..SAMPLES {
+        let u = 0.5 * (r() + 1.0);
+        let eps = match i % 3 {
+            0 => -0.4 * u - 1e-9,
+            1 => 0.4 * u + 1e-9,
+            _ => 1e-6 * r(),
+        };
+        let q = strained_segment(&mut r, eps);
+        let k = logu(&mut r, 5e2, 1e6);
+        let hp = host::stretch_elastic_projected(k, &arr(&q)).unwrap();
+        check_eval("stretch projected", &hp, &stretch::energy_projected(k, &q));
+        let he = host::stretch_elastic(k, &arr(&q)).unwrap();
+        check(
+            "stretch projected = exact energy",
+            &[hp.energy],
+            &[he.energy],
+        );
+        check(
+            "stretch projected = exact gradient",
+            &hp.gradient,
+            &he.gradient,
+        );
+        let s = stretch::strain(&q).value[0];
+        if s < 0.0 {
+            compressed += 1;
+        }
+        for w in [s, 0.3 * r()] {
+            check(
+                "stretch clamped strain hessian",
+                &host::stretch_clamped_strain_hessian(&arr(&q), w).unwrap(),
+                &rm(&stretch::clamped_strain_hessian(&q, w)),
+            );
+        }
+        let m = min_eig_rel(8, &hp.hessian);
+        assert!(m >= -1e-12, "stretch: projected Hessian not PSD ({m:e})");
+        if s < -1e-3 && change(&hp.hessian, &he.hessian) > 1e-6 {
+            changed += 1;
+        }
+    }
+    eprintln!("stretch projected: {compressed} compressed, projection changed {changed}");
+    assert!(compressed >= SAMPLES / 3, "{compressed} compressed");
+    assert!(changed >= SAMPLES / 4, "projection changed only {changed}");
+    report("stretch projected");
+}
+
+/// A bending element with turning angle `theta` (rad) and arc-length
+/// spacing `D` scaled by `1 + d` relative to the edge lengths (`d < 0`:
+/// yarn compressed along its arc length).
+fn bend_config_scaled(r: &mut impl FnMut() -> f64, theta: f64, d: f64) -> SVector<f64, 12> {
+    let mut q = bend_config(r, theta);
+    let s0 = q[3];
+    q[7] = s0 + (q[7] - s0) * (1.0 + d);
+    q[11] = s0 + (q[11] - s0) * (1.0 + d);
+    q
+}
+
+/// The PSD-projected bending Hessian (`bending::energy_projected`, clamp
+/// in the 7 reduced variables with the strain as weight) against
+/// weft-potentials on both sides of the small-angle switch (θ = 0, below
+/// 5°, around 5°, up to 150°) with the arc-length spacing scaled by
+/// 0.6 to 1.4. Energy and gradient equal the exact kernel's; the kernel's
+/// projected Hessian is PSD (≥ -1e-12 relative) and differs from the
+/// exact one in both regimes.
+#[test]
+fn bending_projected_matches_weft_potentials_in_both_regimes() {
+    if skip() {
+        return;
+    }
+    let thr = bending::DEFAULT_THRESHOLD;
+    let mut r = xorshift(0x5eed_0012);
+    let deg = std::f64::consts::PI / 180.0;
+    let (mut n_small, mut n_large, mut ch_small, mut ch_large) = (0, 0, 0, 0);
+    for i in 0..SAMPLES {
+        let theta = match i % 5 {
+            0 => 0.0,
+            1 => 0.5 * (r() + 1.0) * 4.9 * deg,
+            2 => (5.0 + 0.01 * r()) * deg,
+            3 => (5.1 + 0.5 * (r() + 1.0) * 40.0) * deg,
+            _ => (45.0 + 0.5 * (r() + 1.0) * 105.0) * deg,
+        };
+        let d = 0.4 * r();
+        let q = bend_config_scaled(&mut r, theta, d);
+        let k = logu(&mut r, 0.5e-5, 0.5e-3);
+        let hp = host::bending_elastic_projected(k, &arr(&q), thr).unwrap();
+        let small = bending::uses_small_angle(&q, thr);
+        assert_eq!(hp.small_angle, small, "strain selection at theta {theta}");
+        let name = if small {
+            "bending projected (small-angle)"
+        } else {
+            "bending projected (scalar)"
+        };
+        check_eval(name, &hp, &bending::energy_projected(k, &q, thr));
+        let he = host::bending_elastic(k, &arr(&q), thr).unwrap();
+        check(
+            "bending projected = exact energy",
+            &[hp.energy],
+            &[he.energy],
+        );
+        check(
+            "bending projected = exact gradient",
+            &hp.gradient,
+            &he.gradient,
+        );
+        let m = min_eig_rel(12, &hp.hessian);
+        assert!(m >= -1e-12, "bending: projected Hessian not PSD ({m:e})");
+        let changed = change(&hp.hessian, &he.hessian) > 1e-6;
+        if small {
+            n_small += 1;
+            ch_small += usize::from(changed);
+        } else {
+            n_large += 1;
+            ch_large += usize::from(changed);
+        }
+    }
+    eprintln!(
+        "bending projected: projection changed {ch_small}/{n_small} small-angle, \
+         {ch_large}/{n_large} scalar"
+    );
+    assert!(
+        n_small > SAMPLES / 4 && n_large > SAMPLES / 4,
+        "{n_small} small, {n_large} large"
+    );
+    assert!(
+        ch_small > n_small / 4 && ch_large > n_large / 2,
+        "projection changed {ch_small}/{n_small} small-angle, {ch_large}/{n_large} scalar"
+    );
+    report("bending projected");
+}
+
+/// The PSD-projected shear Hessian (`Shear::elastic_projected`) against
+/// weft-potentials, with and without jamming, on the small-angle branch
+/// (|ε| < 5°, including ε = 0), the scalar branch below the jamming onset,
+/// between onset and lock, and beyond the lock, for opening (ε > 0) and
+/// closing (ε < 0, compressed) angles. Energy and gradient equal the exact
+/// kernel's; the kernel's projected Hessian is PSD and differs from the
+/// exact one on every branch.
+#[test]
+fn shear_projected_matches_weft_potentials_small_angle_scalar_and_jammed() {
+    if skip() {
+        return;
+    }
+    let thr = shear::SMALL_ANGLE_THRESHOLD;
+    let (radius, spacing) = (0.0005, 0.002);
+    let jam = shear::Jamming::from_geometry(radius, spacing).unwrap();
+    let hj = host::shear_jamming(radius, spacing, thr).unwrap();
+    assert!(hj.enabled);
+    let deg = std::f64::consts::PI / 180.0;
+    let (onset_deg, lock_deg) = (jam.onset / deg, jam.lock / deg);
+    let mut r = xorshift(0x5eed_0013);
+    let mut counts = [0usize; 4];
+    let mut changed = [0usize; 4];
+    let mut closing = 0;
+    for i in 0..SAMPLES {
+        let sign = if r() > 0.0 { 1.0 } else { -1.0 };
+        let u = 0.5 * (r() + 1.0);
+        let (eps_deg, kind) = match i % 5 {
+            0 => (u * 4.9, 0),
+            1 => (0.0, 0),
+            2 => (5.1 + u * (onset_deg - 5.2), 1),
+            3 => (onset_deg + 0.1 + u * (lock_deg - onset_deg - 0.2), 2),
+            _ => (lock_deg + 0.1 + u * 15.0, 3),
+        };
+        counts[kind] += 1;
+        if sign < 0.0 && eps_deg > 0.0 {
+            closing += 1;
+        }
+        let q = shear_config(&mut r, sign * eps_deg * deg);
+        let k = logu(&mut r, 1e-3, 10.0);
+        let sh = shear::Shear::new(k, 0.0, spacing, thr, Some(jam)).unwrap();
+        let plain = shear::Shear::new(k, 0.0, spacing, thr, None).unwrap();
+        for (name, jm, s) in [
+            ("shear projected (jamming)", Some(hj), &sh),
+            ("shear projected (no jamming)", None, &plain),
+        ] {
+            let hp = host::shear_elastic_projected(k, spacing, thr, jm, &arr(&q)).unwrap();
+            assert_eq!(hp.small_angle, shear::use_small_angle(&q, thr));
+            check_eval(name, &hp, &s.elastic_projected(&q));
+            let he = host::shear_elastic(k, spacing, thr, jm, &arr(&q)).unwrap();
+            check(
+                &format!("{name} = exact energy"),
+                &[hp.energy],
+                &[he.energy],
+            );
+            check(
+                &format!("{name} = exact gradient"),
+                &hp.gradient,
+                &he.gradient,
+            );
+            let m = min_eig_rel(9, &hp.hessian);
+            assert!(m >= -1e-12, "{name}: projected Hessian not PSD ({m:e})");
+            if jm.is_some() && change(&hp.hessian, &he.hessian) > 1e-6 {
+                changed[kind] += 1;
+            }
+        }
+    }
+    eprintln!(
+        "shear projected: projection changed {changed:?} of {counts:?} (small-angle, scalar, \
+         jammed, beyond lock); {closing} closing"
+    );
+    assert!(counts.iter().all(|&c| c > SAMPLES / 8), "{counts:?}");
+    assert!(closing > SAMPLES / 4, "{closing} closing samples");
+    // ε = 0 exactly leaves nothing to clamp; every other sample has a
+    // stress-weighted strain Hessian with a negative eigenvalue.
+    assert!(
+        changed[0] > counts[0] / 3 && (1..4).all(|b| changed[b] > counts[b] / 2),
+        "projection changed {changed:?} of {counts:?}"
+    );
+    report("shear projected");
+}

@@ -179,8 +179,9 @@ pub fn inputs(a: &Assembler, seed: u64, perturb: bool) -> StepInputs {
 
 /// Makes `m` strictly diagonally dominant (adds each row's absolute sum to
 /// its diagonal entry), hence SPD on the same pattern with the same
-/// off-diagonal blocks: the CPU assembler does not yet project elastic
-/// Hessians to PSD, so an assembled matrix can be indefinite.
+/// off-diagonal blocks. Only for matrices assembled with the exact elastic
+/// Hessians (`Assembler::exact_hessians = true`), which are indefinite for
+/// compressed or bent yarns; the default, projected matrix is SPD as it is.
 pub fn make_spd(m: &mut BlockSparse) {
     for i in 0..m.n {
         for r in 0..5 {
