@@ -160,7 +160,8 @@ extern "C" __global__ void weft_assemble_segments(
             double dp = 0.0;
             for (int i = 0; i < 8; ++i) {
                 double fd = 0.0;
-                for (int j = 0; j < 8; ++j) fd += (m[i * 8 + j] * mp.alpha + kf[i * 8 + j] * mp.beta) * ve[j];
+                for (int j = 0; j < 8; ++j)
+                    fd += (m[i * 8 + j] * mp.alpha + kf[i * 8 + j] * mp.beta) * ve[j];
                 fe[i] -= fd;
                 dp += ve[i] * fd;
             }

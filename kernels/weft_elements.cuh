@@ -271,7 +271,8 @@ WEFT_HD void stretch_clamped_strain_hessian(const double* q, double w, double* o
         for (int bb = 0; bb < 2; ++bb) {
             double sab = sign[a] * sign[bb];
             for (int i = 0; i < 4; ++i)
-                for (int j = 0; j < 4; ++j) out[(4 * a + i) * 8 + 4 * bb + j] = sab * h_y[i * 4 + j];
+                for (int j = 0; j < 4; ++j)
+                    out[(4 * a + i) * 8 + 4 * bb + j] = sab * h_y[i * 4 + j];
         }
 }
 
