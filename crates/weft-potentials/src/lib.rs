@@ -36,6 +36,7 @@ pub mod element;
 pub mod friction;
 pub mod gravity;
 pub mod inertia;
+pub mod seam;
 pub mod shear;
 pub mod stretch;
 pub mod testing;

@@ -40,7 +40,7 @@ use crate::par::{map_reduce, update};
 use nalgebra::{SMatrix, SVector, Vector3};
 use weft_core::{Damping, Fabric, Family, ModeCoefficients};
 use weft_potentials::{
-    bending, contact, elastic, elastic_projected, friction, gravity, inertia, shear, stretch,
+    bending, contact, elastic, elastic_projected, friction, gravity, inertia, seam, shear, stretch,
 };
 
 /// Per-material constants used by the element loops.
@@ -142,6 +142,21 @@ pub struct SelfContact {
     pub contacts: Vec<SegmentContact>,
 }
 
+/// A seam tie of the garment pipeline: the yarn end `node` is pulled to the
+/// point `(1 - t) x[other[0]] + t x[other[1]]` on the other side of the seam
+/// by a spring of stiffness [`Assembler::tie_stiffness`] with dissipation
+/// [`Assembler::tie_damping`] ([`weft_potentials::seam`]). Global node
+/// indices; `t ∈ [0, 1]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tie {
+    /// The yarn-end node.
+    pub node: usize,
+    /// The two nodes spanning the target point.
+    pub other: [usize; 2],
+    /// Interpolation weight.
+    pub t: f64,
+}
+
 /// External colliders (each with its margin δ, m) and self-collision.
 #[derive(Default)]
 pub struct ContactModel {
@@ -169,6 +184,19 @@ pub struct Assembler {
     pub exact_hessians: bool,
     /// Colliders and self-collision.
     pub contact: ContactModel,
+    /// Seam ties (fixed at construction: they are part of the pattern).
+    ties: Vec<Tie>,
+    /// Stiffness of every seam tie (N/m); 0 disables them.
+    pub tie_stiffness: f64,
+    /// Damping coefficient of every seam tie (N·s/m), the dissipation
+    /// potential `½ c |ε̇|²` of the tie strain.
+    pub tie_damping: f64,
+    /// Mass-proportional drag `f = -drag · M q̇` (1/s), default 0. Not a
+    /// physical damping model (it damps rigid motion, which the strain-rate
+    /// potentials deliberately leave alone): a numerical aid for quasi-static
+    /// phases such as sewing a garment, where only the end state matters.
+    pub drag: f64,
+    tie_blocks: Vec<[u32; 9]>,
     /// Time at the end of the step being assembled (s), for moving colliders.
     pub time: f64,
     node_radius: Vec<f64>,
@@ -192,9 +220,29 @@ impl Assembler {
     /// Builds the pattern, scatter maps, colourings and per-element
     /// parameters for `fabric` under gravity `gravity` (m/s²).
     pub fn new(fabric: Fabric, gravity: Vector3<f64>) -> Self {
+        Self::with_ties(fabric, gravity, Vec::new())
+    }
+
+    /// As [`Assembler::new`], with seam `ties` (their node pairs join the
+    /// matrix pattern; stiffness and damping start at zero).
+    ///
+    /// # Panics
+    /// If a tie names a node outside the fabric.
+    pub fn with_ties(fabric: Fabric, gravity: Vector3<f64>, ties: Vec<Tie>) -> Self {
         let n = fabric.node_count();
         let el = &fabric.elements;
         let mut pairs = Vec::new();
+        for t in &ties {
+            assert!(
+                t.node < n && t.other.iter().all(|&o| o < n),
+                "seam tie {t:?} names a node outside the fabric ({n} nodes)"
+            );
+            pairs.extend([
+                (t.node, t.other[0]),
+                (t.node, t.other[1]),
+                (t.other[0], t.other[1]),
+            ]);
+        }
         for s in &el.segments {
             pairs.push((s.a, s.b));
         }
@@ -215,6 +263,10 @@ impl Assembler {
         let blocks3 =
             |ns: [usize; 3]| -> [u32; 9] { std::array::from_fn(|k| idx(ns[k / 3], ns[k % 3])) };
         let seg_blocks = el.segments.iter().map(|s| blocks2([s.a, s.b])).collect();
+        let tie_blocks = ties
+            .iter()
+            .map(|t| blocks3([t.node, t.other[0], t.other[1]]))
+            .collect();
         let bend_blocks = el
             .bending
             .iter()
@@ -269,6 +321,11 @@ impl Assembler {
             bending_threshold: bending::DEFAULT_THRESHOLD,
             exact_hessians: false,
             contact: ContactModel::default(),
+            ties,
+            tie_stiffness: 0.0,
+            tie_damping: 0.0,
+            drag: 0.0,
+            tie_blocks,
             time: 0.0,
             node_radius,
             node_ids: (0..n as u32).collect(),
@@ -322,6 +379,7 @@ impl Assembler {
         let g = self.gravity;
         let threshold = self.bending_threshold;
         let exact = self.exact_hessians;
+        let drag = self.drag;
 
         // Segments: mass, inertia, stretch, contact, gravity.
         let mut total = Energies::default();
@@ -344,6 +402,12 @@ impl Assembler {
                     let mut re = m * (ve - vne);
                     ae += m;
                     en.kinetic += 0.5 * ve.dot(&(m * ve));
+                    if drag > 0.0 {
+                        let fd = m * ve * drag;
+                        re += fd * h;
+                        ae += m * (h * drag);
+                        en.dissipation_power += ve.dot(&fd);
+                    }
                     // Euler-Lagrange inertia terms, explicit at (q_n, v_n).
                     fe += inertia::inertia_force(mp.rho_l, &qne, &vne);
                     // Stretch.
@@ -535,6 +599,38 @@ impl Assembler {
                 let blk = &mut self.matrix.values[self.matrix.diag[an.node]];
                 let s = an.family.slot();
                 blk[s][s] += h * h * mp.k_f;
+            }
+        }
+
+        // Seam ties (serial: ties of one seam share nodes; O(ties)).
+        if self.tie_stiffness > 0.0 || self.tie_damping > 0.0 {
+            let map = shear_map();
+            let measure = seam::measure();
+            for (tie, blocks) in self.ties.iter().zip(&self.tie_blocks) {
+                let nodes = [tie.node, tie.other[0], tie.other[1]];
+                let qe: SVector<f64, 9> = gather(&q, &nodes, &map);
+                let ve: SVector<f64, 9> = gather(v, &nodes, &map);
+                let st = seam::strain(&qe, tie.t);
+                let ev = elastic(self.tie_stiffness, &st, &measure);
+                total.elastic += ev.energy;
+                let mut fe = -ev.gradient;
+                let mut ae = ev.hessian * (h * h);
+                if self.tie_damping > 0.0 {
+                    let d = weft_potentials::dissipation(self.tie_damping, &st, &measure, &ve);
+                    fe += d.force;
+                    ae -= d.velocity_jacobian * h;
+                    total.dissipation_power += 2.0 * d.potential;
+                }
+                let re = -fe * h;
+                // SAFETY: serial loop; the pointers cover the residual and
+                // the matrix values, and the block indices were built from
+                // the pattern.
+                unsafe {
+                    scatter_vec(res.ptr(), &nodes, &map, &re);
+                    if with_matrix {
+                        scatter_mat(vals.ptr(), blocks, 3, &map, &ae);
+                    }
+                }
             }
         }
 

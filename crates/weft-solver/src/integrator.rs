@@ -11,7 +11,8 @@
 //!
 //! Convergence: `|R|∞ / h ≤ newton_tolerance · F`, a residual in force units
 //! relative to the force scale `F` of the step (the largest nodal force at the
-//! start of the step, at least the gravity on the heaviest node and 1e-12 N);
+//! start of the step, at least the gravity on the heaviest node, 1e-10 of the
+//! largest stretch stiffness `k_s` and 1e-12 N);
 //! or stagnation at the round-off floor (the line search finds no decrease
 //! while the residual is within 1000x of the target, or the update changes no
 //! velocity by more than 1e-12 of `|v|∞ + |g| h`).
@@ -27,7 +28,7 @@
 //! `h` doubles, up to `dt_max`. Steps are cut to land exactly on requested
 //! times. A rejected step below `dt_min` is an error carrying the last reason.
 
-use crate::assembly::{Assembler, Energies};
+use crate::assembly::{Assembler, Energies, Tie};
 use crate::bsr::B;
 use crate::cholesky::SparseCholesky;
 use crate::par::{inf_norm, norm2, update};
@@ -276,6 +277,19 @@ impl Simulation {
         settings: Settings,
         handles: Vec<Handle>,
     ) -> Self {
+        Self::with_ties(fabric, gravity, settings, handles, Vec::new())
+    }
+
+    /// As [`Simulation::new`], with seam ties in the assembler
+    /// ([`Assembler::with_ties`]; set `assembler.tie_stiffness` and
+    /// `assembler.tie_damping` to activate them).
+    pub fn with_ties(
+        fabric: Fabric,
+        gravity: Vector3<f64>,
+        settings: Settings,
+        handles: Vec<Handle>,
+        ties: Vec<Tie>,
+    ) -> Self {
         let n = fabric.node_count();
         let s = &fabric.initial;
         let mut q = vec![0.0; B * n];
@@ -301,15 +315,25 @@ impl Simulation {
             .collect();
         let anchors = s.anchors.clone();
         let segs = fabric.elements.segments.len();
-        // Largest gravitational nodal force (N), a floor for the Newton scale.
-        let gravity_scale = fabric
+        // Floor of the Newton force scale (N): the largest gravitational
+        // nodal force, and 1e-10 of the largest stretch stiffness (the
+        // round-off of yarn tensions is ~1e-16 k_s, so a near-static scene
+        // without gravity, such as sewing, still has a reachable target).
+        let stiffness_floor = fabric
+            .materials
+            .iter()
+            .map(|m| m.stretch_stiffness)
+            .fold(0.0f64, f64::max)
+            * 1e-10;
+        let gravity_scale = (fabric
             .lumped_masses(s)
             .iter()
             .fold(0.0f64, |a, b| a.max(*b))
-            * gravity.norm();
+            * gravity.norm())
+        .max(stiffness_floor);
         let h = settings.dt;
         let mut sim = Self {
-            assembler: Assembler::new(fabric, gravity),
+            assembler: Assembler::with_ties(fabric, gravity, ties),
             settings,
             t: 0.0,
             h,

@@ -14,7 +14,7 @@ pub mod integrator;
 pub mod par;
 pub mod pcg;
 
-pub use assembly::{Assembler, Energies};
+pub use assembly::{Assembler, Energies, Tie};
 pub use integrator::{
     Handle, LinearSolver, Rejection, Settings, Simulation, SolverError, StepStats,
 };
