@@ -1,10 +1,12 @@
 //! `weft`: the command-line front end of the yarn-level cloth engine.
 //!
-//! Subcommands: `run` (simulate a scene file), `plot` and `analyze damping`
-//! (look at a run's energy curves), `bench` (solver benchmarks).
+//! Subcommands: `run` (simulate a scene file), `drape` (the garment
+//! pipeline), `plot` and `analyze damping` (look at a run's energy curves),
+//! `bench` (solver benchmarks).
 
 mod analyze;
 mod bench;
+mod drape;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +30,9 @@ enum Command {
     Analyze(analyze::AnalyzeCommand),
     /// Benchmark assembly, PCG and full backward-Euler steps on woven patches.
     Bench(bench::BenchArgs),
+    /// Weave a sewing pattern, sew it around a body and drape it; writes
+    /// summary.json, final_state.json, yarn curves and preview.png.
+    Drape(drape::DrapeArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -37,5 +42,6 @@ fn main() -> anyhow::Result<()> {
         Command::Plot(args) => analyze::plot(&args),
         Command::Analyze(cmd) => analyze::analyze(&cmd),
         Command::Bench(args) => bench::run(&args),
+        Command::Drape(args) => drape::run(&args),
     }
 }

@@ -182,12 +182,7 @@ fn body_waist_height(obj: &std::path::Path) -> f64 {
     let (models, _) = tobj::load_obj(obj, &tobj::LoadOptions::default()).unwrap();
     let pos: Vec<[f64; 3]> = models
         .iter()
-        .flat_map(|m| {
-            m.mesh
-                .positions
-                .chunks(3)
-                .map(|c| [c[0] as f64, c[1] as f64, c[2] as f64])
-        })
+        .flat_map(|m| m.mesh.positions.chunks(3).map(|c| [c[0], c[1], c[2]]))
         .collect();
     let mut best = (f64::MAX, 0.0);
     for k in 0..=40 {

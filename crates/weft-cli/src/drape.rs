@@ -1,0 +1,457 @@
+//! `weft drape`: a sewing pattern woven, sewn around a body and draped
+//! (the garment pipeline, DESIGN §8).
+//!
+//! Phases: (1) weave every panel at the yarn spacing and place it in 3D
+//! (`weft-pattern`); (2) sew: gravity off, seam ties pull the yarn ends of
+//! every stitched edge to their partner points on the other edge, against
+//! the body collider; (3) drape: gravity on, the ties keep holding the seams.
+//! Then the outputs: `final_state.json`, `summary.json`, yarn curves for
+//! renderers (BCC, Mitsuba, OBJ polylines, OBJ tubes, USD) and `preview.png`.
+//!
+//! Coarse yarn grids: at garment scale a model yarn stands for a strip of
+//! fabric one spacing `s` wide, so the material presets give fabric
+//! properties per unit width and area and are converted per yarn:
+//! `k_s = E_w s`, `k_b = B_w s`, shear `k_x = G s / 4` (four warp/weft
+//! pairs per crossing, each with measure `s`), linear density
+//! `ρ_l = ρ_A s / 2` (warp and weft share the areal density).
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use nalgebra::Vector3;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use weft_core::{Damping, Friction, Material, ModeCoefficients};
+use weft_io::{CurveExportOptions, CurveFormat, TriMesh, YarnCurves};
+use weft_pattern::{Pattern, WeaveOptions, weave_garment};
+use weft_solver::collide::{Collider, TriangleMesh};
+use weft_solver::{Settings, Simulation, Tie};
+
+/// Fabric presets for `weft drape --material` (per unit width/area values,
+/// converted per yarn as the module docs say).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Preset {
+    /// Cotton shirting: 0.15 kg/m², tensile 2e4 N/m, bending 5e-6 N·m,
+    /// shear 50 N/m, yarn radius 0.3 mm.
+    Cotton,
+    /// Denim: 0.35 kg/m², tensile 5e4 N/m, bending 3e-5 N·m, shear 200 N/m,
+    /// yarn radius 0.5 mm.
+    Denim,
+    /// Silk: 0.06 kg/m², tensile 1e4 N/m, bending 5e-7 N·m, shear 20 N/m,
+    /// yarn radius 0.15 mm.
+    Silk,
+}
+
+/// Physical values of a [`Preset`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FabricProperties {
+    /// Areal density ρ_A (kg/m²).
+    pub areal_density: f64,
+    /// Tensile stiffness per width E_w (N/m).
+    pub tensile: f64,
+    /// Bending rigidity per width B_w (N·m).
+    pub bending: f64,
+    /// In-plane shear stiffness G (N/m).
+    pub shear: f64,
+    /// Yarn radius R (m), used for crimp, exports and the contact margin.
+    pub radius: f64,
+}
+
+impl Preset {
+    /// The preset's fabric properties.
+    pub fn properties(self) -> FabricProperties {
+        let (areal_density, tensile, bending, shear, radius) = match self {
+            Preset::Cotton => (0.15, 2e4, 5e-6, 50.0, 0.3e-3),
+            Preset::Denim => (0.35, 5e4, 3e-5, 200.0, 0.5e-3),
+            Preset::Silk => (0.06, 1e4, 5e-7, 20.0, 0.15e-3),
+        };
+        FabricProperties {
+            areal_density,
+            tensile,
+            bending,
+            shear,
+            radius,
+        }
+    }
+
+    /// The per-yarn material for yarn spacing `s` (m), with strain-rate
+    /// damping `k_d = β k` [SBO18 eq. 12] (β = 2 ms in stretch, 20 ms in
+    /// bending and shear).
+    pub fn material(self, s: f64) -> Material {
+        let p = self.properties();
+        let name = format!("{self:?}").to_lowercase();
+        let rho_l = p.areal_density * s / 2.0;
+        let (k_s, k_b, k_x) = (p.tensile * s, p.bending * s, p.shear * s / 4.0);
+        Material {
+            name,
+            radius: p.radius,
+            density: rho_l / (std::f64::consts::PI * p.radius * p.radius),
+            stretch_stiffness: k_s,
+            bending_stiffness: k_b,
+            shear_stiffness: k_x,
+            contact_stiffness: 0.0,
+            friction: Friction {
+                mu: 0.3,
+                anchor_stiffness: 0.0,
+            },
+            damping: Damping::StrainRate(ModeCoefficients {
+                stretch: 2e-3 * k_s,
+                bending: 2e-2 * k_b,
+                shear: 2e-2 * k_x,
+                contact: 0.0,
+            }),
+        }
+    }
+}
+
+/// Mass-proportional drag during sewing (1/s): a numerical aid that keeps
+/// the sewing quasi-static (`weft_solver::Assembler::drag`).
+pub const SEWING_DRAG: f64 = 20.0;
+
+/// Arguments of `weft drape`.
+#[derive(Args, Debug)]
+pub struct DrapeArgs {
+    /// Sewing pattern: GarmentCode (`*_specification.json`) or
+    /// Garment-Pattern-Generator JSON.
+    pub pattern: PathBuf,
+    /// Body mesh (OBJ, closed) used as collider; default: weft's own
+    /// mannequin (data/bodies/mannequin.obj, generated in memory).
+    #[arg(long)]
+    pub body: Option<PathBuf>,
+    /// Scale applied to the body OBJ to get metres (e.g. 0.01 for a file
+    /// in cm).
+    #[arg(long, default_value_t = 1.0)]
+    pub body_scale: f64,
+    /// Yarn spacing in millimetres (warp and weft).
+    #[arg(long, default_value_t = 20.0)]
+    pub spacing: f64,
+    /// Fabric preset.
+    #[arg(long, value_enum, default_value_t = Preset::Cotton)]
+    pub material: Preset,
+    /// Sewing time (s, simulated, gravity off).
+    #[arg(long, default_value_t = 0.5)]
+    pub sew_duration: f64,
+    /// Draping time (s, simulated, gravity on).
+    #[arg(long, default_value_t = 1.0)]
+    pub duration: f64,
+    /// Largest time step (s).
+    #[arg(long, default_value_t = 5e-3)]
+    pub dt_max: f64,
+    /// Newton tolerance relative to the step's force scale (the scene
+    /// runner's default is 1e-6; a drape only needs visual accuracy).
+    #[arg(long, default_value_t = 1e-3)]
+    pub newton_tolerance: f64,
+    /// Curve formats written for renderers (comma-separated: bcc, mitsuba,
+    /// obj, tubes, usda).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "bcc,mitsuba,obj,tubes,usda"
+    )]
+    pub formats: Vec<String>,
+    /// Output directory.
+    #[arg(short, long)]
+    pub out: PathBuf,
+    /// No progress bars.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `DIR/summary.json` (DESIGN §8 garment pipeline keys, plus the phases'
+/// details).
+#[derive(Serialize, Debug, Clone)]
+pub struct DrapeSummary {
+    /// The pattern file.
+    pub pattern: String,
+    /// Panels woven.
+    pub panels: usize,
+    /// Yarn pieces (warp + weft).
+    pub yarns: usize,
+    /// Crossing nodes.
+    pub crossings: usize,
+    /// Stitches sewn.
+    pub seams: usize,
+    /// Seam ties (one per yarn end on a stitched edge).
+    pub seam_ties: usize,
+    /// Nodes of the fabric.
+    pub nodes: usize,
+    /// Accepted time steps (sewing + draping).
+    pub steps: usize,
+    /// Rejected step attempts.
+    pub rejected: usize,
+    /// Wall time of the whole command (s).
+    pub wall_time_s: f64,
+    /// Largest seam-tie gap at the end (m).
+    pub max_seam_gap_m: f64,
+    /// Largest seam-tie gap after sewing, before draping (m).
+    pub max_seam_gap_after_sewing_m: f64,
+    /// Deepest node inside the body at the end (m, 0 if none).
+    pub max_penetration_m: f64,
+    /// Every coordinate finite.
+    pub finite: bool,
+    /// Yarn spacing (m).
+    pub spacing_m: f64,
+    /// Material preset.
+    pub material: String,
+    /// Body used.
+    pub body: String,
+}
+
+fn bar(quiet: bool, len: u64, what: &str) -> ProgressBar {
+    let b = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(len)
+    };
+    b.set_style(
+        ProgressStyle::with_template(&format!(
+            "{what:8} {{bar:30}} {{pos}}/{{len}} ms  {{msg}}  [{{elapsed_precise}}]"
+        ))
+        .expect("valid template"),
+    );
+    b
+}
+
+/// Largest seam-tie gap (m) at coordinates `q` (5 per node).
+pub fn max_gap(ties: &[Tie], q: &[f64]) -> f64 {
+    let x = |i: usize| Vector3::new(q[5 * i], q[5 * i + 1], q[5 * i + 2]);
+    ties.iter()
+        .map(|t| (x(t.node) - (x(t.other[0]) * (1.0 - t.t) + x(t.other[1]) * t.t)).norm())
+        .fold(0.0, f64::max)
+}
+
+fn load_body(args: &DrapeArgs) -> Result<(TriMesh, String)> {
+    match &args.body {
+        Some(p) => {
+            let mut m = TriMesh::from_obj(p)?;
+            for v in &mut m.vertices {
+                for c in v.iter_mut() {
+                    *c *= args.body_scale;
+                }
+            }
+            Ok((m, p.display().to_string()))
+        }
+        None => Ok((
+            weft_io::mannequin::generate(),
+            "weft mannequin (data/bodies/mannequin.obj)".into(),
+        )),
+    }
+}
+
+/// Runs the garment pipeline; see the module docs.
+///
+/// # Errors
+/// Pattern errors (file, JSON path, expectation), a body mesh that is not a
+/// closed surface, an unknown curve format, a solver failure (the outputs of
+/// the last good state are written first), output errors.
+pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
+    let start = Instant::now();
+    let formats: Vec<CurveFormat> = args
+        .formats
+        .iter()
+        .map(|f| {
+            CurveFormat::ALL
+                .into_iter()
+                .find(|c| c.name() == f.trim())
+                .with_context(|| {
+                    format!("--formats: unknown curve format {f:?}; expected bcc, mitsuba, obj, tubes or usda")
+                })
+        })
+        .collect::<Result<_>>()?;
+    if !(args.spacing > 0.0 && args.spacing.is_finite()) {
+        bail!(
+            "--spacing: expected a yarn spacing > 0 mm, got {}",
+            args.spacing
+        );
+    }
+    let s = args.spacing * 1e-3;
+    // Weave and place.
+    let pattern = Pattern::from_file(&args.pattern)?;
+    let mut opts = WeaveOptions::new(s);
+    opts.material = args.material.material(s);
+    opts.sliding = false;
+    let garment = weave_garment(&pattern, &opts)?;
+    let (yarns, crossings, _ends) = garment.totals();
+    let ties: Vec<Tie> = garment
+        .seams
+        .iter()
+        .map(|t| Tie {
+            node: t.node,
+            other: t.other,
+            t: t.t,
+        })
+        .collect();
+    let nodes = garment.fabric.node_count();
+    if !args.quiet {
+        eprintln!(
+            "weft drape: {} panels, {yarns} yarns, {crossings} crossings, {nodes} nodes, {} stitches, {} seam ties",
+            garment.panels.len(),
+            pattern.stitches.len(),
+            ties.len()
+        );
+    }
+    // Body collider.
+    let (body, body_name) = load_body(args)?;
+    let verts: Vec<Vector3<f64>> = body.vertices.iter().map(|v| Vector3::from(*v)).collect();
+    let mesh = TriangleMesh::from_triangles(&body_name, &verts, &body.triangles)
+        .with_context(|| format!("body {body_name}"))?;
+    let mat = &garment.fabric.materials[0];
+    let k_s = mat.stretch_stiffness;
+    let radius = mat.radius;
+    // Penalty: a node pressed by a force of 1 % of the yarn stiffness sinks
+    // by at most a yarn radius.
+    let collider = Collider::new(mesh, 0.01 * k_s / radius, 0.5)?;
+    let margin = 2.0 * radius;
+    let settings = Settings {
+        dt: 1e-3,
+        dt_max: args.dt_max,
+        dt_min: 1e-7,
+        newton_tolerance: args.newton_tolerance,
+        ..Settings::default()
+    };
+    let gravity = Vector3::new(0.0, -9.81, 0.0);
+    let mut sim = Simulation::with_ties(
+        garment.fabric.clone(),
+        gravity,
+        settings,
+        vec![],
+        ties.clone(),
+    );
+    sim.assembler.contact.colliders = vec![(collider.clone(), margin)];
+    // Seam ties: the largest initial gap pulls with 5 % of a yarn's axial
+    // stiffness; overdamped (time constant ~0.1 s).
+    let gap0 = max_gap(&ties, &sim.q).max(s);
+    sim.assembler.tie_stiffness = 0.05 * k_s / gap0;
+    sim.assembler.tie_damping = 0.1 * sim.assembler.tie_stiffness;
+    let out = &args.out;
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+
+    let mut steps = 0usize;
+    let mut run_phase = |sim: &mut Simulation, duration: f64, what: &str| -> Result<()> {
+        let b = bar(args.quiet, (duration * 1e3).round() as u64, what);
+        let t0 = sim.t;
+        let res = sim.advance_to(t0 + duration, |s, st| {
+            b.set_position(((s.t - t0) * 1e3) as u64);
+            b.set_message(format!(
+                "h {:.1e} s  newton {}  cg {}",
+                st.h, st.newton_iterations, st.cg_iterations
+            ));
+        });
+        b.finish_and_clear();
+        match res {
+            Ok(st) => {
+                steps += st.len();
+                Ok(())
+            }
+            Err(e) => {
+                weft_io::write_final_state(
+                    out.join("final_state.json"),
+                    &sim.state(),
+                    &sim.assembler.fabric,
+                )?;
+                bail!(
+                    "{what} failed at t = {:.4} s: {e}\n  final_state.json in {} holds the last good state",
+                    sim.t,
+                    out.display()
+                )
+            }
+        }
+    };
+    // Sewing: no gravity, no friction against the body, and a drag of
+    // 20 /s that keeps the motion quasi-static; then draping with gravity,
+    // friction and no drag.
+    sim.assembler.gravity = Vector3::zeros();
+    sim.assembler.drag = SEWING_DRAG;
+    let frictionless = Collider::new(collider.shape.clone(), collider.stiffness, 0.0)?;
+    sim.assembler.contact.colliders = vec![(frictionless, margin)];
+    run_phase(&mut sim, args.sew_duration, "sewing")?;
+    let gap_sewn = max_gap(&ties, &sim.q);
+    sim.assembler.gravity = gravity;
+    sim.assembler.drag = 0.0;
+    sim.assembler.contact.colliders = vec![(collider.clone(), margin)];
+    run_phase(&mut sim, args.duration, "draping")?;
+
+    // Outputs.
+    let state = sim.state();
+    let fabric = &sim.assembler.fabric;
+    weft_io::write_final_state(out.join("final_state.json"), &state, fabric)?;
+    weft_io::write_curves(
+        out,
+        "yarns",
+        fabric,
+        &state.x,
+        &formats,
+        &CurveExportOptions::default(),
+    )?;
+    let curves = YarnCurves::from_positions(fabric, &state.x, 4)?;
+    weft_io::write_preview(out.join("preview.png"), &curves, Some(&body), 1200, 900)?;
+    let finite = sim.q.iter().chain(&sim.v).all(|v| v.is_finite());
+    let max_penetration_m = state
+        .x
+        .iter()
+        .map(|x| (-collider.distance(x, sim.t).0).max(0.0))
+        .fold(0.0, f64::max);
+    let summary = DrapeSummary {
+        pattern: args.pattern.display().to_string(),
+        panels: garment.panels.len(),
+        yarns,
+        crossings,
+        seams: pattern.stitches.len(),
+        seam_ties: ties.len(),
+        nodes,
+        steps,
+        rejected: sim.rejections.values().sum(),
+        wall_time_s: start.elapsed().as_secs_f64(),
+        max_seam_gap_m: max_gap(&ties, &sim.q),
+        max_seam_gap_after_sewing_m: gap_sewn,
+        max_penetration_m,
+        finite,
+        spacing_m: s,
+        material: format!("{:?}", args.material).to_lowercase(),
+        body: body_name,
+    };
+    weft_io::atomic_write(&out.join("summary.json"), |w| {
+        serde_json::to_writer_pretty(&mut *w, &summary).map_err(std::io::Error::other)
+    })?;
+    if !args.quiet {
+        print_summary(&summary, out);
+    }
+    Ok(summary)
+}
+
+fn print_summary(s: &DrapeSummary, out: &Path) {
+    let rows = [
+        ("panels", s.panels.to_string()),
+        ("yarns", s.yarns.to_string()),
+        ("crossings", s.crossings.to_string()),
+        ("seams", format!("{} ({} ties)", s.seams, s.seam_ties)),
+        ("steps", format!("{} ({} rejected)", s.steps, s.rejected)),
+        ("wall time", format!("{:.1} s", s.wall_time_s)),
+        (
+            "max seam gap",
+            format!(
+                "{:.2} mm (after sewing {:.2} mm)",
+                s.max_seam_gap_m * 1e3,
+                s.max_seam_gap_after_sewing_m * 1e3
+            ),
+        ),
+        (
+            "max penetration",
+            format!("{:.2} mm", s.max_penetration_m * 1e3),
+        ),
+        ("finite", s.finite.to_string()),
+    ];
+    for (k, v) in rows {
+        eprintln!("  {k:16} {v}");
+    }
+    eprintln!("  outputs in {}", out.display());
+}
+
+/// Entry point of `weft drape`.
+///
+/// # Errors
+/// See [`drape`].
+pub fn run(args: &DrapeArgs) -> Result<()> {
+    drape(args).map(|_| ())
+}
