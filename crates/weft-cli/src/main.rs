@@ -2,7 +2,7 @@
 //!
 //! Subcommands: `run` (simulate a scene file), `drape` (the garment
 //! pipeline), `plot` and `analyze damping` (look at a run's energy curves),
-//! `bench` (solver benchmarks).
+//! `bench` (solver benchmarks), `doctor` (the CUDA environment).
 
 mod analyze;
 mod bench;
@@ -33,6 +33,9 @@ enum Command {
     /// Weave a sewing pattern, sew it around a body and drape it; writes
     /// summary.json, final_state.json, yarn curves and preview.png.
     Drape(drape::DrapeArgs),
+    /// Report the CUDA driver, device and NVRTC found (or why none), and
+    /// whether the kernels compile.
+    Doctor,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -43,5 +46,9 @@ fn main() -> anyhow::Result<()> {
         Command::Analyze(cmd) => analyze::analyze(&cmd),
         Command::Bench(args) => bench::run(&args),
         Command::Drape(args) => drape::run(&args),
+        Command::Doctor => {
+            print!("{}", weft_cuda::doctor());
+            Ok(())
+        }
     }
 }

@@ -257,3 +257,14 @@ fn bench_json_has_the_design_record_layout() {
     assert_eq!(r["dofs"], 500);
     assert!(r["spmv_gbps"].as_f64().unwrap() > 0.0 && r["copy_gbps"].as_f64().unwrap() > 0.0);
 }
+
+/// `weft doctor` never fails: it reports the driver/device and NVRTC state
+/// (found or why not) on any machine, GPU or not.
+#[test]
+fn doctor_reports_driver_and_nvrtc() {
+    let out = weft().arg("doctor").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("driver/device:"), "{text}");
+    assert!(text.contains("nvrtc:"), "{text}");
+}
