@@ -13,6 +13,9 @@
 //! Without a C++ compiler at build time the shim does not exist and every
 //! test here skips with a visible message.
 
+mod common;
+
+use common::rel;
 use nalgebra::{SMatrix, SVector, Vector3};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -51,18 +54,6 @@ fn rm<const R: usize, const C: usize>(m: &SMatrix<f64, R, C>) -> Vec<f64> {
         }
     }
     v
-}
-
-fn rel(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len(), "length mismatch");
-    let d: f64 = a
-        .iter()
-        .zip(b)
-        .map(|(x, y)| (x - y) * (x - y))
-        .sum::<f64>()
-        .sqrt();
-    let nb: f64 = b.iter().map(|y| y * y).sum::<f64>().sqrt();
-    if nb > 0.0 { d / nb } else { d }
 }
 
 /// Records and asserts one comparison.
