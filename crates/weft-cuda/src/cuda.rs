@@ -20,7 +20,7 @@ use crate::device::{Device, NoDevice};
 use crate::host::GpuCollider;
 use crate::kernels::{ASSEMBLY, PCG};
 use crate::nvrtc::{self, NvrtcError};
-use crate::plan::{AssemblyPlan, GpuMaterial};
+use crate::plan::{AssemblyPlan, GpuMaterial, energies_from};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchConfig,
     PushKernelArg,
@@ -608,15 +608,7 @@ impl<'b> DeviceSystem<'b> {
         }
         let en = s.clone_dtoh(&self.energies)?;
         let peak = self.strain_peak()?;
-        Ok((
-            Energies {
-                kinetic: en[0],
-                elastic: en[1],
-                gravity: en[2],
-                dissipation_power: en[3],
-            },
-            peak,
-        ))
+        Ok((energies_from(&en), peak))
     }
 
     fn strain_peak(&mut self) -> Result<StrainPeak, CudaError> {

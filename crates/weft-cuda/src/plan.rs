@@ -14,9 +14,9 @@ use crate::host::GpuCollider;
 use nalgebra::Vector3;
 use thiserror::Error;
 use weft_core::{Damping, Fabric};
-use weft_solver::Assembler;
 use weft_solver::bsr::BlockSparse;
 use weft_solver::collide::{Collider, Shape};
+use weft_solver::{Assembler, Energies};
 
 /// Per-material constants of the kernels (`struct GpuMaterial` of
 /// `kernels/weft_assembly.cu`, same layout); the CPU assembler's
@@ -109,6 +109,18 @@ impl Colouring {
             out.offsets.push(out.elements.len());
         }
         out
+    }
+}
+
+/// The kernels' energy accumulator `en = [kinetic, elastic, gravity,
+/// dissipation power]` (J, J, J, W; `energies` of `weft_assembly.cu`) as
+/// [`Energies`], for both the device and the emulated path.
+pub(crate) fn energies_from(en: &[f64]) -> Energies {
+    Energies {
+        kinetic: en[0],
+        elastic: en[1],
+        gravity: en[2],
+        dissipation_power: en[3],
     }
 }
 
