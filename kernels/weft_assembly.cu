@@ -251,6 +251,27 @@ __device__ __forceinline__ void mat_vec(const double* k, const double* ve, doubl
     }
 }
 
+// Elastic energy e, gradient g and matrix stiffness k (N x N) of one
+// element: exact(e, g, k) writes the exact Hessian, projected(e, g, k) its
+// PSD projection; k is the exact one when exact_hessians. With Rayleigh
+// damping kv = K ve with the exact K (evaluated first when the projection
+// then overwrites k).
+template <int N, class Exact, class Projected>
+__device__ __forceinline__ void elastic_terms(int exact_hessians, int rayleigh, Exact exact,
+                                              Projected projected, const double* ve, double* e,
+                                              double* g, double* k, double* kv) {
+    if (exact_hessians) {
+        exact(e, g, k);
+        if (rayleigh) mat_vec<N>(k, ve, kv);
+    } else {
+        if (rayleigh) {
+            exact(e, g, k);
+            mat_vec<N>(k, ve, kv);
+        }
+        projected(e, g, k);
+    }
+}
+
 // Bending: bend_nodes 3 per element (centre, next, prev), bend_slot the
 // yarn's arc-length slot, bend_blocks 9 per element (node pairs row-major
 // over (centre, next, prev)); threshold: small-angle switch (rad);
@@ -271,17 +292,15 @@ extern "C" __global__ void weft_assemble_bending(
         gather<12, 3>(q, nodes, slot, qe);
         gather<12, 3>(v, nodes, slot, ve);
         double e, g[12], k[144], kv[12];
-        if (exact_hessians) {
-            bend_elastic(mp.k_b, qe, threshold, &e, g, k);
-            if (mp.rayleigh) mat_vec<12>(k, ve, kv);
-        } else {
-            if (mp.rayleigh) {
-                // The Rayleigh force needs the exact K; k is reused for it.
-                bend_elastic(mp.k_b, qe, threshold, &e, g, k);
-                mat_vec<12>(k, ve, kv);
-            }
-            bend_elastic_projected(mp.k_b, qe, threshold, &e, g, k);
-        }
+        elastic_terms<12>(
+            exact_hessians, mp.rayleigh,
+            [&](double* e_, double* g_, double* k_) {
+                bend_elastic(mp.k_b, qe, threshold, e_, g_, k_);
+            },
+            [&](double* e_, double* g_, double* k_) {
+                bend_elastic_projected(mp.k_b, qe, threshold, e_, g_, k_);
+            },
+            ve, &e, g, k, kv);
         double rate[3], w = 0.0, df[12], vj[144], pj[144];
         int damp = mp.kd_bending > 0.0;
         if (damp) bend_dissipation(mp.kd_bending, qe, ve, threshold, rate, &w, df, vj, pj);
@@ -314,17 +333,15 @@ extern "C" __global__ void weft_assemble_shear(
             gather<9, 3>(v, nodes, 0, ve);
             Jamming jm = shear_jamming_from_geometry(mp.radius, spacing, threshold);
             double e, g[9], k[81], kv[9];
-            if (exact_hessians) {
-                shear_elastic(mp.k_x, spacing, threshold, jm, qe, &e, g, k);
-                if (mp.rayleigh) mat_vec<9>(k, ve, kv);
-            } else {
-                if (mp.rayleigh) {
-                    // The Rayleigh force needs the exact K; k is reused for it.
-                    shear_elastic(mp.k_x, spacing, threshold, jm, qe, &e, g, k);
-                    mat_vec<9>(k, ve, kv);
-                }
-                shear_elastic_projected(mp.k_x, spacing, threshold, jm, qe, &e, g, k);
-            }
+            elastic_terms<9>(
+                exact_hessians, mp.rayleigh,
+                [&](double* e_, double* g_, double* k_) {
+                    shear_elastic(mp.k_x, spacing, threshold, jm, qe, e_, g_, k_);
+                },
+                [&](double* e_, double* g_, double* k_) {
+                    shear_elastic_projected(mp.k_x, spacing, threshold, jm, qe, e_, g_, k_);
+                },
+                ve, &e, g, k, kv);
             double rate[3], w = 0.0, df[9], vj[81], pj[81];
             int damp = mp.kd_shear > 0.0;
             if (damp) shear_dissipation(mp.kd_shear, spacing, threshold, qe, ve, rate, &w, df, vj, pj);

@@ -14,14 +14,10 @@ using namespace weft;
 
 #define WEFT_B 5
 
-// y = A x, then y masked by `free` when free != 0 (LinearOps::apply). One
-// thread per block row.
-extern "C" __global__ void weft_bsr_spmv(int n, const unsigned* row_ptr, const unsigned* cols,
-                                         const double* values, const double* x,
-                                         const double* free, double* y) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    double acc[WEFT_B] = {0.0, 0.0, 0.0, 0.0, 0.0};
+// acc = (A x) restricted to block row i (WEFT_B entries).
+__device__ __forceinline__ void bsr_row(int i, const unsigned* row_ptr, const unsigned* cols,
+                                        const double* values, const double* x, double* acc) {
+    for (int r = 0; r < WEFT_B; ++r) acc[r] = 0.0;
     for (unsigned k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
         const double* xj = x + WEFT_B * (size_t)cols[k];
         const double* blk = values + 25 * (size_t)k;
@@ -30,6 +26,17 @@ extern "C" __global__ void weft_bsr_spmv(int n, const unsigned* row_ptr, const u
             acc[r] += blk[r * 5] * x0 + blk[r * 5 + 1] * x1 + blk[r * 5 + 2] * x2 +
                       blk[r * 5 + 3] * x3 + blk[r * 5 + 4] * x4;
     }
+}
+
+// y = A x, then y masked by `free` when free != 0 (LinearOps::apply). One
+// thread per block row.
+extern "C" __global__ void weft_bsr_spmv(int n, const unsigned* row_ptr, const unsigned* cols,
+                                         const double* values, const double* x,
+                                         const double* free, double* y) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double acc[WEFT_B];
+    bsr_row(i, row_ptr, cols, values, x, acc);
     for (int r = 0; r < WEFT_B; ++r) {
         size_t d = WEFT_B * (size_t)i + r;
         y[d] = free ? acc[r] * free[d] : acc[r];
@@ -44,15 +51,8 @@ extern "C" __global__ void weft_bsr_spmv_dot(int n, const unsigned* row_ptr, con
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     double local = 0.0;
     if (i < n) {
-        double acc[WEFT_B] = {0.0, 0.0, 0.0, 0.0, 0.0};
-        for (unsigned k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
-            const double* xj = x + WEFT_B * (size_t)cols[k];
-            const double* blk = values + 25 * (size_t)k;
-            double x0 = xj[0], x1 = xj[1], x2 = xj[2], x3 = xj[3], x4 = xj[4];
-            for (int r = 0; r < WEFT_B; ++r)
-                acc[r] += blk[r * 5] * x0 + blk[r * 5 + 1] * x1 + blk[r * 5 + 2] * x2 +
-                          blk[r * 5 + 3] * x3 + blk[r * 5 + 4] * x4;
-        }
+        double acc[WEFT_B];
+        bsr_row(i, row_ptr, cols, values, x, acc);
         for (int r = 0; r < WEFT_B; ++r) {
             size_t d = WEFT_B * (size_t)i + r;
             double yr = acc[r] * free[d];

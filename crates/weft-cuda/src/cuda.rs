@@ -20,7 +20,7 @@ use crate::device::{Device, NoDevice};
 use crate::host::GpuCollider;
 use crate::kernels::{ASSEMBLY, PCG};
 use crate::nvrtc::{self, NvrtcError};
-use crate::plan::{AssemblyPlan, GpuMaterial};
+use crate::plan::{AssemblyPlan, GpuMaterial, energies_from};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchConfig,
     PushKernelArg,
@@ -271,19 +271,22 @@ fn reduce_into(
     Ok(v[0])
 }
 
-fn u32_slices(
-    s: &Arc<CudaStream>,
-    a: &[u32],
-    b: &[u32],
-    c: &[u32],
-    d: &[u32],
-) -> Result<[CudaSlice<u32>; 4], CudaError> {
+/// Uploads one element type's `u32` arrays (nodes, material, blocks, colour
+/// elements), each padded to one entry when empty (see [`nonempty`]).
+fn u32_slices(s: &Arc<CudaStream>, arrays: [&[u32]; 4]) -> Result<[CudaSlice<u32>; 4], CudaError> {
+    let [a, b, c, d] = arrays.map(nonempty);
     Ok([
-        s.clone_htod(a)?,
-        s.clone_htod(b)?,
-        s.clone_htod(c)?,
-        s.clone_htod(d)?,
+        s.clone_htod(&a)?,
+        s.clone_htod(&b)?,
+        s.clone_htod(&c)?,
+        s.clone_htod(&d)?,
     ])
+}
+
+/// The `(start, end)` element ranges of the colours with offsets `offsets`
+/// (`Colouring::offsets`), one launch each.
+fn colour_ranges(offsets: &[usize]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    offsets.windows(2).map(|w| (w[0], w[1]))
 }
 
 fn nonempty<T: Clone + Default>(v: &[T]) -> Vec<T> {
@@ -313,29 +316,35 @@ impl<'b> DeviceSystem<'b> {
             materials: s.clone_htod(&nonempty(&plan.materials))?,
             seg: u32_slices(
                 s,
-                &up_u(&plan.seg_nodes),
-                &up_u(&plan.seg_material),
-                &up_u(&plan.seg_blocks),
-                &up_u(&plan.seg_colours.elements),
+                [
+                    &plan.seg_nodes,
+                    &plan.seg_material,
+                    &plan.seg_blocks,
+                    &plan.seg_colours.elements,
+                ],
             )?,
             seg_slot: s.clone_htod(&nonempty(&plan.seg_slot))?,
             seg_spacing: s.clone_htod(&nonempty(&plan.seg_spacing))?,
             seg_offsets: plan.seg_colours.offsets.clone(),
             bend: u32_slices(
                 s,
-                &up_u(&plan.bend_nodes),
-                &up_u(&plan.bend_material),
-                &up_u(&plan.bend_blocks),
-                &up_u(&plan.bend_colours.elements),
+                [
+                    &plan.bend_nodes,
+                    &plan.bend_material,
+                    &plan.bend_blocks,
+                    &plan.bend_colours.elements,
+                ],
             )?,
             bend_slot: s.clone_htod(&nonempty(&plan.bend_slot))?,
             bend_offsets: plan.bend_colours.offsets.clone(),
             shear: u32_slices(
                 s,
-                &up_u(&plan.shear_nodes),
-                &up_u(&plan.shear_material),
-                &up_u(&plan.shear_blocks),
-                &up_u(&plan.shear_colours.elements),
+                [
+                    &plan.shear_nodes,
+                    &plan.shear_material,
+                    &plan.shear_blocks,
+                    &plan.shear_colours.elements,
+                ],
             )?,
             shear_spacing: s.clone_htod(&nonempty(&plan.shear_spacing))?,
             shear_offsets: plan.shear_colours.offsets.clone(),
@@ -460,8 +469,7 @@ impl<'b> DeviceSystem<'b> {
         if with_matrix {
             s.memset_zeros(&mut self.values)?;
         }
-        for c in 0..self.seg_offsets.len().saturating_sub(1) {
-            let (o, e) = (self.seg_offsets[c], self.seg_offsets[c + 1]);
+        for (o, e) in colour_ranges(&self.seg_offsets) {
             let count = (e - o) as i32;
             let elems = self.seg[3].slice(o..e);
             unsafe {
@@ -491,8 +499,7 @@ impl<'b> DeviceSystem<'b> {
                     .launch(grid(e - o))?;
             }
         }
-        for c in 0..self.bend_offsets.len().saturating_sub(1) {
-            let (o, e) = (self.bend_offsets[c], self.bend_offsets[c + 1]);
+        for (o, e) in colour_ranges(&self.bend_offsets) {
             let count = (e - o) as i32;
             let elems = self.bend[3].slice(o..e);
             unsafe {
@@ -516,8 +523,7 @@ impl<'b> DeviceSystem<'b> {
                     .launch(grid(e - o))?;
             }
         }
-        for c in 0..self.shear_offsets.len().saturating_sub(1) {
-            let (o, e) = (self.shear_offsets[c], self.shear_offsets[c + 1]);
+        for (o, e) in colour_ranges(&self.shear_offsets) {
             let count = (e - o) as i32;
             let elems = self.shear[3].slice(o..e);
             unsafe {
@@ -602,15 +608,7 @@ impl<'b> DeviceSystem<'b> {
         }
         let en = s.clone_dtoh(&self.energies)?;
         let peak = self.strain_peak()?;
-        Ok((
-            Energies {
-                kinetic: en[0],
-                elastic: en[1],
-                gravity: en[2],
-                dissipation_power: en[3],
-            },
-            peak,
-        ))
+        Ok((energies_from(&en), peak))
     }
 
     fn strain_peak(&mut self) -> Result<StrainPeak, CudaError> {

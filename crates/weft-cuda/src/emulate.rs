@@ -20,7 +20,7 @@
 )]
 
 use crate::host::{GpuCollider, HostError};
-use crate::plan::{AssemblyPlan, GpuMaterial};
+use crate::plan::{AssemblyPlan, GpuMaterial, energies_from};
 use std::cell::RefCell;
 use weft_solver::Energies;
 use weft_solver::assembly::StrainPeak;
@@ -465,15 +465,7 @@ pub fn assemble(
                 segment: i1[0] as usize,
             };
         }
-        Ok((
-            Energies {
-                kinetic: en[0],
-                elastic: en[1],
-                gravity: en[2],
-                dissipation_power: en[3],
-            },
-            peak,
-        ))
+        Ok((energies_from(&en), peak))
     }
 }
 

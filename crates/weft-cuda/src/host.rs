@@ -306,25 +306,109 @@ macro_rules! shim {
     }};
 }
 
-fn eval(n: usize) -> HostEval {
-    HostEval {
+/// What a shim call returns besides its buffers: nothing, or the `int`
+/// small-angle branch flag of the bending and shear elements.
+trait SmallAngleFlag {
+    /// Whether the small-angle (vector strain) branch was taken.
+    fn small_angle(self) -> bool;
+}
+
+impl SmallAngleFlag for () {
+    fn small_angle(self) -> bool {
+        false
+    }
+}
+
+impl SmallAngleFlag for i32 {
+    fn small_angle(self) -> bool {
+        self != 0
+    }
+}
+
+/// Runs a shim call `fill(energy, gradient, hessian)` on zeroed buffers of
+/// an `n`-DOF element (`n`, `n x n`) and collects them.
+#[cfg_attr(not(weft_host_shim), allow(dead_code))]
+fn filled_eval<F: SmallAngleFlag>(
+    n: usize,
+    fill: impl FnOnce(*mut f64, *mut f64, *mut f64) -> F,
+) -> HostEval {
+    let mut o = HostEval {
         energy: 0.0,
         gradient: vec![0.0; n],
         hessian: vec![0.0; n * n],
         small_angle: false,
-    }
+    };
+    o.small_angle = fill(
+        &mut o.energy,
+        o.gradient.as_mut_ptr(),
+        o.hessian.as_mut_ptr(),
+    )
+    .small_angle();
+    o
 }
 
-fn diss(m: usize, n: usize) -> HostDissipation {
-    HostDissipation {
+/// Runs a shim call `fill(rate, potential, force, velocity_jacobian,
+/// position_jacobian)` on zeroed buffers for an `m`-component strain rate
+/// of an `n`-DOF element; off the small-angle branch only the first (scalar)
+/// rate is kept.
+#[cfg_attr(not(weft_host_shim), allow(dead_code))]
+fn filled_dissipation<F: SmallAngleFlag>(
+    m: usize,
+    n: usize,
+    fill: impl FnOnce(*mut f64, *mut f64, *mut f64, *mut f64, *mut f64) -> F,
+) -> HostDissipation {
+    let mut o = HostDissipation {
         rate: vec![0.0; m],
         potential: 0.0,
         force: vec![0.0; n],
         velocity_jacobian: vec![0.0; n * n],
         position_jacobian: vec![0.0; n * n],
         small_angle: false,
+    };
+    o.small_angle = fill(
+        o.rate.as_mut_ptr(),
+        &mut o.potential,
+        o.force.as_mut_ptr(),
+        o.velocity_jacobian.as_mut_ptr(),
+        o.position_jacobian.as_mut_ptr(),
+    )
+    .small_angle();
+    if !o.small_angle {
+        o.rate.truncate(1);
     }
+    o
 }
+
+/// Runs a shim call `fill(value, jacobian, hessians)` on zeroed buffers for
+/// an `m`-component strain of an `n`-DOF element (`m`, `m x n`,
+/// `m x n x n`).
+#[cfg_attr(not(weft_host_shim), allow(dead_code))]
+fn filled_strain(
+    m: usize,
+    n: usize,
+    fill: impl FnOnce(*mut f64, *mut f64, *mut f64),
+) -> HostStrain {
+    let mut s = HostStrain {
+        value: vec![0.0; m],
+        jacobian: vec![0.0; m * n],
+        hessians: vec![0.0; m * n * n],
+    };
+    fill(
+        s.value.as_mut_ptr(),
+        s.jacobian.as_mut_ptr(),
+        s.hessians.as_mut_ptr(),
+    );
+    s
+}
+
+/// Jamming switched off (the shim's `jam = 0`).
+#[cfg(weft_host_shim)]
+const NO_JAMMING: HostJamming = HostJamming {
+    enabled: false,
+    onset: 0.0,
+    lock: 0.0,
+    gain: 0.0,
+};
 
 /// Stretch elastic energy `½ k_s Δu (|w| - 1)²` of a segment
 /// `q = [x_a, s_a, x_b, s_b]` (m); `k_s` in N [SBO17 eq. 12-13].
@@ -332,17 +416,9 @@ fn diss(m: usize, n: usize) -> HostDissipation {
 /// # Errors
 /// [`HostError::Unavailable`] without the shim.
 pub fn stretch_elastic(k_s: f64, q: &[f64; 8]) -> Result<HostEval, HostError> {
-    let mut o = eval(8);
-    shim!({
-        ffi::weft_stretch_elastic(
-            k_s,
-            q.as_ptr(),
-            &mut o.energy,
-            o.gradient.as_mut_ptr(),
-            o.hessian.as_mut_ptr(),
-        );
-        o
-    })
+    shim!(filled_eval(8, |energy, grad, hess| {
+        ffi::weft_stretch_elastic(k_s, q.as_ptr(), energy, grad, hess)
+    }))
 }
 
 /// Stretch energy and gradient as [`stretch_elastic`] with the PSD Hessian
@@ -354,17 +430,9 @@ pub fn stretch_elastic(k_s: f64, q: &[f64; 8]) -> Result<HostEval, HostError> {
 /// # Errors
 /// [`HostError::Unavailable`] without the shim.
 pub fn stretch_elastic_projected(k_s: f64, q: &[f64; 8]) -> Result<HostEval, HostError> {
-    let mut o = eval(8);
-    shim!({
-        ffi::weft_stretch_elastic_projected(
-            k_s,
-            q.as_ptr(),
-            &mut o.energy,
-            o.gradient.as_mut_ptr(),
-            o.hessian.as_mut_ptr(),
-        );
-        o
-    })
+    shim!(filled_eval(8, |energy, grad, hess| {
+        ffi::weft_stretch_elastic_projected(k_s, q.as_ptr(), energy, grad, hess)
+    }))
 }
 
 /// The stress-weighted strain Hessian `w ∇²ε` of a stretch segment `q`
@@ -392,20 +460,9 @@ pub fn stretch_dissipation(
     q: &[f64; 8],
     qdot: &[f64; 8],
 ) -> Result<HostDissipation, HostError> {
-    let mut o = diss(1, 8);
-    shim!({
-        ffi::weft_stretch_dissipation(
-            k_d,
-            q.as_ptr(),
-            qdot.as_ptr(),
-            o.rate.as_mut_ptr(),
-            &mut o.potential,
-            o.force.as_mut_ptr(),
-            o.velocity_jacobian.as_mut_ptr(),
-            o.position_jacobian.as_mut_ptr(),
-        );
-        o
-    })
+    shim!(filled_dissipation(1, 8, |rate, w, f, vj, pj| {
+        ffi::weft_stretch_dissipation(k_d, q.as_ptr(), qdot.as_ptr(), rate, w, f, vj, pj)
+    }))
 }
 
 /// Scalar bending strain `2θ/D` (1/m) of `q = [x_0, s_0, x_1, s_1, x_2, s_2]`
@@ -414,20 +471,11 @@ pub fn stretch_dissipation(
 /// # Errors
 /// [`HostError::Unavailable`] without the shim.
 pub fn bending_scalar_strain(q: &[f64; 12]) -> Result<HostStrain, HostError> {
-    let mut s = HostStrain {
-        value: vec![0.0; 1],
-        jacobian: vec![0.0; 12],
-        hessians: vec![0.0; 144],
-    };
-    shim!({
-        ffi::weft_bend_scalar_strain(
-            q.as_ptr(),
-            s.value.as_mut_ptr(),
-            s.jacobian.as_mut_ptr(),
-            s.hessians.as_mut_ptr(),
-        );
-        s
-    })
+    shim!(filled_strain(
+        1,
+        12,
+        |v, j, h| ffi::weft_bend_scalar_strain(q.as_ptr(), v, j, h)
+    ))
 }
 
 /// Small-angle vector bending strain `2v/D` (1/m) with Jacobian (3x12) and
@@ -436,20 +484,11 @@ pub fn bending_scalar_strain(q: &[f64; 12]) -> Result<HostStrain, HostError> {
 /// # Errors
 /// [`HostError::Unavailable`] without the shim.
 pub fn bending_vector_strain(q: &[f64; 12]) -> Result<HostStrain, HostError> {
-    let mut s = HostStrain {
-        value: vec![0.0; 3],
-        jacobian: vec![0.0; 36],
-        hessians: vec![0.0; 432],
-    };
-    shim!({
-        ffi::weft_bend_vector_strain(
-            q.as_ptr(),
-            s.value.as_mut_ptr(),
-            s.jacobian.as_mut_ptr(),
-            s.hessians.as_mut_ptr(),
-        );
-        s
-    })
+    shim!(filled_strain(
+        3,
+        12,
+        |v, j, h| ffi::weft_bend_vector_strain(q.as_ptr(), v, j, h)
+    ))
 }
 
 /// Bending energy of the strain selected by the turning angle (vector
@@ -458,19 +497,9 @@ pub fn bending_vector_strain(q: &[f64; 12]) -> Result<HostStrain, HostError> {
 /// # Errors
 /// [`HostError::Unavailable`] without the shim.
 pub fn bending_elastic(k_b: f64, q: &[f64; 12], threshold: f64) -> Result<HostEval, HostError> {
-    let mut o = eval(12);
-    shim!({
-        let small = ffi::weft_bend_elastic(
-            k_b,
-            q.as_ptr(),
-            threshold,
-            &mut o.energy,
-            o.gradient.as_mut_ptr(),
-            o.hessian.as_mut_ptr(),
-        );
-        o.small_angle = small != 0;
-        o
-    })
+    shim!(filled_eval(12, |energy, grad, hess| {
+        ffi::weft_bend_elastic(k_b, q.as_ptr(), threshold, energy, grad, hess)
+    }))
 }
 
 /// Bending energy and gradient as [`bending_elastic`] with the PSD Hessian
@@ -485,19 +514,9 @@ pub fn bending_elastic_projected(
     q: &[f64; 12],
     threshold: f64,
 ) -> Result<HostEval, HostError> {
-    let mut o = eval(12);
-    shim!({
-        let small = ffi::weft_bend_elastic_projected(
-            k_b,
-            q.as_ptr(),
-            threshold,
-            &mut o.energy,
-            o.gradient.as_mut_ptr(),
-            o.hessian.as_mut_ptr(),
-        );
-        o.small_angle = small != 0;
-        o
-    })
+    shim!(filled_eval(12, |energy, grad, hess| {
+        ffi::weft_bend_elastic_projected(k_b, q.as_ptr(), threshold, energy, grad, hess)
+    }))
 }
 
 /// Bending strain-rate damping with the selected strain and the reduced
@@ -511,25 +530,19 @@ pub fn bending_dissipation(
     qdot: &[f64; 12],
     threshold: f64,
 ) -> Result<HostDissipation, HostError> {
-    let mut o = diss(3, 12);
-    shim!({
-        let small = ffi::weft_bend_dissipation(
+    shim!(filled_dissipation(3, 12, |rate, w, f, vj, pj| {
+        ffi::weft_bend_dissipation(
             k_d,
             q.as_ptr(),
             qdot.as_ptr(),
             threshold,
-            o.rate.as_mut_ptr(),
-            &mut o.potential,
-            o.force.as_mut_ptr(),
-            o.velocity_jacobian.as_mut_ptr(),
-            o.position_jacobian.as_mut_ptr(),
-        );
-        o.small_angle = small != 0;
-        if !o.small_angle {
-            o.rate.truncate(1);
-        }
-        o
-    })
+            rate,
+            w,
+            f,
+            vj,
+            pj,
+        )
+    }))
 }
 
 /// Scalar shear strain `φ - π/2` of `q = [x_0, x_a, x_b]` (m) with Jacobian
@@ -538,20 +551,11 @@ pub fn bending_dissipation(
 /// # Errors
 /// [`HostError::Unavailable`] without the shim.
 pub fn shear_scalar_strain(q: &[f64; 9]) -> Result<HostStrain, HostError> {
-    let mut s = HostStrain {
-        value: vec![0.0; 1],
-        jacobian: vec![0.0; 9],
-        hessians: vec![0.0; 81],
-    };
-    shim!({
-        ffi::weft_shear_scalar_strain(
-            q.as_ptr(),
-            s.value.as_mut_ptr(),
-            s.jacobian.as_mut_ptr(),
-            s.hessians.as_mut_ptr(),
-        );
-        s
-    })
+    shim!(filled_strain(
+        1,
+        9,
+        |v, j, h| ffi::weft_shear_scalar_strain(q.as_ptr(), v, j, h)
+    ))
 }
 
 /// Small-angle vector shear strain `(a×b)(a·b)/|a×b|²` with Jacobian (3x9)
@@ -560,20 +564,9 @@ pub fn shear_scalar_strain(q: &[f64; 9]) -> Result<HostStrain, HostError> {
 /// # Errors
 /// [`HostError::Unavailable`] without the shim.
 pub fn shear_small_angle_strain(q: &[f64; 9]) -> Result<HostStrain, HostError> {
-    let mut s = HostStrain {
-        value: vec![0.0; 3],
-        jacobian: vec![0.0; 27],
-        hessians: vec![0.0; 243],
-    };
-    shim!({
-        ffi::weft_shear_small_angle_strain(
-            q.as_ptr(),
-            s.value.as_mut_ptr(),
-            s.jacobian.as_mut_ptr(),
-            s.hessians.as_mut_ptr(),
-        );
-        s
-    })
+    shim!(filled_strain(3, 9, |v, j, h| {
+        ffi::weft_shear_small_angle_strain(q.as_ptr(), v, j, h)
+    }))
 }
 
 /// Jamming parameters for yarn radius `radius` and spacing `spacing` (m)
@@ -594,6 +587,44 @@ pub fn shear_jamming(radius: f64, spacing: f64, threshold: f64) -> Result<HostJa
     })
 }
 
+/// [`shear_elastic`] (`projected = false`) or [`shear_elastic_projected`]
+/// (`true`): the two shims take the same arguments.
+#[cfg(weft_host_shim)]
+fn shear_eval(
+    projected: bool,
+    k: f64,
+    spacing: f64,
+    threshold: f64,
+    jamming: Option<HostJamming>,
+    q: &[f64; 9],
+) -> HostEval {
+    let j = jamming.unwrap_or(NO_JAMMING);
+    let shim = if projected {
+        ffi::weft_shear_elastic_projected
+    } else {
+        ffi::weft_shear_elastic
+    };
+    filled_eval(9, |energy, grad, hess| {
+        // SAFETY: `q` holds 9 entries and `filled_eval` passes buffers of
+        // 1, 9 and 81 entries, the lengths the shim documents.
+        unsafe {
+            shim(
+                k,
+                spacing,
+                threshold,
+                i32::from(j.enabled),
+                j.onset,
+                j.lock,
+                j.gain,
+                q.as_ptr(),
+                energy,
+                grad,
+                hess,
+            )
+        }
+    })
+}
+
 /// Shear elastic energy (`Shear::elastic` of weft-potentials): stiffness
 /// `k` (N), spacing `L` (m), threshold (rad), optional jamming.
 ///
@@ -606,30 +637,7 @@ pub fn shear_elastic(
     jamming: Option<HostJamming>,
     q: &[f64; 9],
 ) -> Result<HostEval, HostError> {
-    let mut o = eval(9);
-    let j = jamming.unwrap_or(HostJamming {
-        enabled: false,
-        onset: 0.0,
-        lock: 0.0,
-        gain: 0.0,
-    });
-    shim!({
-        let small = ffi::weft_shear_elastic(
-            k,
-            spacing,
-            threshold,
-            i32::from(j.enabled),
-            j.onset,
-            j.lock,
-            j.gain,
-            q.as_ptr(),
-            &mut o.energy,
-            o.gradient.as_mut_ptr(),
-            o.hessian.as_mut_ptr(),
-        );
-        o.small_angle = small != 0;
-        o
-    })
+    shim!(shear_eval(false, k, spacing, threshold, jamming, q))
 }
 
 /// Shear energy and gradient as [`shear_elastic`] with the PSD Hessian
@@ -646,30 +654,7 @@ pub fn shear_elastic_projected(
     jamming: Option<HostJamming>,
     q: &[f64; 9],
 ) -> Result<HostEval, HostError> {
-    let mut o = eval(9);
-    let j = jamming.unwrap_or(HostJamming {
-        enabled: false,
-        onset: 0.0,
-        lock: 0.0,
-        gain: 0.0,
-    });
-    shim!({
-        let small = ffi::weft_shear_elastic_projected(
-            k,
-            spacing,
-            threshold,
-            i32::from(j.enabled),
-            j.onset,
-            j.lock,
-            j.gain,
-            q.as_ptr(),
-            &mut o.energy,
-            o.gradient.as_mut_ptr(),
-            o.hessian.as_mut_ptr(),
-        );
-        o.small_angle = small != 0;
-        o
-    })
+    shim!(shear_eval(true, k, spacing, threshold, jamming, q))
 }
 
 /// Shear strain-rate dissipation (`Shear::dissipation`): `k_d` in N·s.
@@ -683,26 +668,20 @@ pub fn shear_dissipation(
     q: &[f64; 9],
     qdot: &[f64; 9],
 ) -> Result<HostDissipation, HostError> {
-    let mut o = diss(3, 9);
-    shim!({
-        let small = ffi::weft_shear_dissipation(
+    shim!(filled_dissipation(3, 9, |rate, w, f, vj, pj| {
+        ffi::weft_shear_dissipation(
             k_d,
             spacing,
             threshold,
             q.as_ptr(),
             qdot.as_ptr(),
-            o.rate.as_mut_ptr(),
-            &mut o.potential,
-            o.force.as_mut_ptr(),
-            o.velocity_jacobian.as_mut_ptr(),
-            o.position_jacobian.as_mut_ptr(),
-        );
-        o.small_angle = small != 0;
-        if !o.small_angle {
-            o.rate.truncate(1);
-        }
-        o
-    })
+            rate,
+            w,
+            f,
+            vj,
+            pj,
+        )
+    }))
 }
 
 /// Parallel-yarn contact energy of `q = [s_a, s_b]` (m): diameter `d` (m),
@@ -716,19 +695,9 @@ pub fn contact_elastic(
     spacing: f64,
     q: &[f64; 2],
 ) -> Result<HostEval, HostError> {
-    let mut o = eval(2);
-    shim!({
-        ffi::weft_contact_elastic(
-            k_c,
-            diameter,
-            spacing,
-            q.as_ptr(),
-            &mut o.energy,
-            o.gradient.as_mut_ptr(),
-            o.hessian.as_mut_ptr(),
-        );
-        o
-    })
+    shim!(filled_eval(2, |energy, grad, hess| {
+        ffi::weft_contact_elastic(k_c, diameter, spacing, q.as_ptr(), energy, grad, hess)
+    }))
 }
 
 /// Parallel-yarn contact dissipation (generic strain-rate form).
@@ -742,22 +711,20 @@ pub fn contact_dissipation(
     q: &[f64; 2],
     qdot: &[f64; 2],
 ) -> Result<HostDissipation, HostError> {
-    let mut o = diss(1, 2);
-    shim!({
+    shim!(filled_dissipation(1, 2, |rate, w, f, vj, pj| {
         ffi::weft_contact_dissipation(
             k_d,
             diameter,
             spacing,
             q.as_ptr(),
             qdot.as_ptr(),
-            o.rate.as_mut_ptr(),
-            &mut o.potential,
-            o.force.as_mut_ptr(),
-            o.velocity_jacobian.as_mut_ptr(),
-            o.position_jacobian.as_mut_ptr(),
-        );
-        o
-    })
+            rate,
+            w,
+            f,
+            vj,
+            pj,
+        )
+    }))
 }
 
 /// Sliding-anchor energy `½ k_f (s - s̄)²` (J); `k_f` in N/m, `s`, `anchor`
@@ -766,18 +733,9 @@ pub fn contact_dissipation(
 /// # Errors
 /// [`HostError::Unavailable`] without the shim.
 pub fn anchor_elastic(k_f: f64, s: f64, anchor: f64) -> Result<HostEval, HostError> {
-    let mut o = eval(1);
-    shim!({
-        ffi::weft_anchor_elastic(
-            k_f,
-            s,
-            anchor,
-            &mut o.energy,
-            o.gradient.as_mut_ptr(),
-            o.hessian.as_mut_ptr(),
-        );
-        o
-    })
+    shim!(filled_eval(1, |energy, grad, hess| {
+        ffi::weft_anchor_elastic(k_f, s, anchor, energy, grad, hess)
+    }))
 }
 
 /// Stick/slip anchor update (`friction::update_anchor`), m.
@@ -800,18 +758,9 @@ pub fn anchor_update(
 /// # Errors
 /// [`HostError::Unavailable`] without the shim.
 pub fn gravity(q: &[f64; 8], rho_l: f64, g: &[f64; 3]) -> Result<HostEval, HostError> {
-    let mut o = eval(8);
-    shim!({
-        ffi::weft_gravity(
-            q.as_ptr(),
-            rho_l,
-            g.as_ptr(),
-            &mut o.energy,
-            o.gradient.as_mut_ptr(),
-            o.hessian.as_mut_ptr(),
-        );
-        o
-    })
+    shim!(filled_eval(8, |energy, grad, hess| {
+        ffi::weft_gravity(q.as_ptr(), rho_l, g.as_ptr(), energy, grad, hess)
+    }))
 }
 
 /// Eulerian segment mass matrix (kg, 8x8 row-major) [SJLP11, DESIGN §4].

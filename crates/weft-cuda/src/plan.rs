@@ -2,7 +2,7 @@
 //! [`Assembler`]: element node lists, arc-length slots, materials, the
 //! element-to-block scatter maps (taken from the assembler's own matrix
 //! pattern, so both backends write the same blocks), the element colourings
-//! (the CPU's greedy algorithm), and the node data of colliders, anchors and
+//! (the CPU assembler's own, taken over unchanged), and the node data of colliders, anchors and
 //! point masses. The layouts are those documented in
 //! `kernels/weft_assembly.cu` and `kernels/weft_pcg.cu`.
 //!
@@ -14,9 +14,9 @@ use crate::host::GpuCollider;
 use nalgebra::Vector3;
 use thiserror::Error;
 use weft_core::{Damping, Fabric};
-use weft_solver::Assembler;
 use weft_solver::bsr::BlockSparse;
 use weft_solver::collide::{Collider, Shape};
+use weft_solver::{Assembler, Energies};
 
 /// Per-material constants of the kernels (`struct GpuMaterial` of
 /// `kernels/weft_assembly.cu`, same layout); the CPU assembler's
@@ -96,33 +96,32 @@ impl Colouring {
     }
 }
 
-/// Greedy colouring (as the CPU assembler): element `e` touches `nodes(e)`;
-/// no two elements of a colour share a node.
-fn colour(count: usize, node_count: usize, nodes: impl Fn(usize) -> Vec<usize>) -> Colouring {
-    let mut used: Vec<u64> = vec![0; node_count];
-    let mut colours: Vec<Vec<u32>> = Vec::new();
-    for e in 0..count {
-        let ns = nodes(e);
-        let mask = ns.iter().fold(0u64, |m, &n| m | used[n]);
-        let c = (!mask).trailing_zeros() as usize;
-        assert!(c < 64, "element colouring needs more than 64 colours");
-        for &n in &ns {
-            used[n] |= 1 << c;
+impl Colouring {
+    /// Flattens per-colour element lists (as [`Assembler::segment_colours`]
+    /// returns them) into one array with colour ranges.
+    pub fn from_colours(colours: &[Vec<u32>]) -> Self {
+        let mut out = Colouring {
+            elements: Vec::with_capacity(colours.iter().map(Vec::len).sum()),
+            offsets: vec![0],
+        };
+        for c in colours {
+            out.elements.extend_from_slice(c);
+            out.offsets.push(out.elements.len());
         }
-        if colours.len() <= c {
-            colours.resize(c + 1, Vec::new());
-        }
-        colours[c].push(e as u32);
+        out
     }
-    let mut out = Colouring {
-        elements: Vec::with_capacity(count),
-        offsets: vec![0],
-    };
-    for c in colours {
-        out.elements.extend(c);
-        out.offsets.push(out.elements.len());
+}
+
+/// The kernels' energy accumulator `en = [kinetic, elastic, gravity,
+/// dissipation power]` (J, J, J, W; `energies` of `weft_assembly.cu`) as
+/// [`Energies`], for both the device and the emulated path.
+pub(crate) fn energies_from(en: &[f64]) -> Energies {
+    Energies {
+        kinetic: en[0],
+        elastic: en[1],
+        gravity: en[2],
+        dissipation_power: en[3],
     }
-    out
 }
 
 /// Everything the assembly and PCG kernels read that does not change during
@@ -269,25 +268,17 @@ impl AssemblyPlan {
             seg_material: Vec::new(),
             seg_spacing: Vec::new(),
             seg_blocks: Vec::new(),
-            seg_colours: colour(el.segments.len(), n, |e| {
-                vec![el.segments[e].a, el.segments[e].b]
-            }),
+            seg_colours: Colouring::from_colours(assembler.segment_colours()),
             bend_nodes: Vec::new(),
             bend_slot: Vec::new(),
             bend_material: Vec::new(),
             bend_blocks: Vec::new(),
-            bend_colours: colour(el.bending.len(), n, |e| {
-                let b = &el.bending[e];
-                vec![b.center, b.next, b.prev]
-            }),
+            bend_colours: Colouring::from_colours(assembler.bending_colours()),
             shear_nodes: Vec::new(),
             shear_material: Vec::new(),
             shear_spacing: Vec::new(),
             shear_blocks: Vec::new(),
-            shear_colours: colour(el.shear.len(), n, |e| {
-                let x = &el.shear[e];
-                vec![x.crossing, x.warp_neighbor, x.weft_neighbor]
-            }),
+            shear_colours: Colouring::from_colours(assembler.shear_colours()),
             anchor_node: Vec::new(),
             anchor_slot: Vec::new(),
             anchor_material: Vec::new(),

@@ -13,6 +13,9 @@
 //! Without a C++ compiler at build time the shim does not exist and every
 //! test here skips with a visible message.
 
+mod common;
+
+use common::rel;
 use nalgebra::{SMatrix, SVector, Vector3};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -51,18 +54,6 @@ fn rm<const R: usize, const C: usize>(m: &SMatrix<f64, R, C>) -> Vec<f64> {
         }
     }
     v
-}
-
-fn rel(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len(), "length mismatch");
-    let d: f64 = a
-        .iter()
-        .zip(b)
-        .map(|(x, y)| (x - y) * (x - y))
-        .sum::<f64>()
-        .sqrt();
-    let nb: f64 = b.iter().map(|y| y * y).sum::<f64>().sqrt();
-    if nb > 0.0 { d / nb } else { d }
 }
 
 /// Records and asserts one comparison.
@@ -629,6 +620,26 @@ fn change(projected: &[f64], exact: &[f64]) -> f64 {
     rel(projected, exact)
 }
 
+/// Checks a projected evaluation `hp` against the exact one `he` of the
+/// same `n`-DOF element: energy and gradient equal (to `TOL`), projected
+/// Hessian PSD (smallest eigenvalue ≥ -1e-12 relative). Returns how much
+/// the projection changed the Hessian ([`change`]).
+fn check_projected(name: &str, n: usize, hp: &HostEval, he: &HostEval) -> f64 {
+    check(
+        &format!("{name} = exact energy"),
+        &[hp.energy],
+        &[he.energy],
+    );
+    check(
+        &format!("{name} = exact gradient"),
+        &hp.gradient,
+        &he.gradient,
+    );
+    let m = min_eig_rel(n, &hp.hessian);
+    assert!(m >= -1e-12, "{name}: projected Hessian not PSD ({m:e})");
+    change(&hp.hessian, &he.hessian)
+}
+
 /// A segment with stretch strain `eps` (`|Δx| = (1 + ε) Δu`).
 fn strained_segment(r: &mut impl FnMut() -> f64, eps: f64) -> SVector<f64, 8> {
     let xa = Vector3::new(r(), r(), r()) * 0.01;
@@ -666,16 +677,7 @@ fn stretch_projected_matches_weft_potentials() {
         let hp = host::stretch_elastic_projected(k, &arr(&q)).unwrap();
         check_eval("stretch projected", &hp, &stretch::energy_projected(k, &q));
         let he = host::stretch_elastic(k, &arr(&q)).unwrap();
-        check(
-            "stretch projected = exact energy",
-            &[hp.energy],
-            &[he.energy],
-        );
-        check(
-            "stretch projected = exact gradient",
-            &hp.gradient,
-            &he.gradient,
-        );
+        let delta = check_projected("stretch projected", 8, &hp, &he);
         let s = stretch::strain(&q).value[0];
         if s < 0.0 {
             compressed += 1;
@@ -687,9 +689,7 @@ fn stretch_projected_matches_weft_potentials() {
                 &rm(&stretch::clamped_strain_hessian(&q, w)),
             );
         }
-        let m = min_eig_rel(8, &hp.hessian);
-        assert!(m >= -1e-12, "stretch: projected Hessian not PSD ({m:e})");
-        if s < -1e-3 && change(&hp.hessian, &he.hessian) > 1e-6 {
+        if s < -1e-3 && delta > 1e-6 {
             changed += 1;
         }
     }
@@ -747,19 +747,7 @@ fn bending_projected_matches_weft_potentials_in_both_regimes() {
         };
         check_eval(name, &hp, &bending::energy_projected(k, &q, thr));
         let he = host::bending_elastic(k, &arr(&q), thr).unwrap();
-        check(
-            "bending projected = exact energy",
-            &[hp.energy],
-            &[he.energy],
-        );
-        check(
-            "bending projected = exact gradient",
-            &hp.gradient,
-            &he.gradient,
-        );
-        let m = min_eig_rel(12, &hp.hessian);
-        assert!(m >= -1e-12, "bending: projected Hessian not PSD ({m:e})");
-        let changed = change(&hp.hessian, &he.hessian) > 1e-6;
+        let changed = check_projected("bending projected", 12, &hp, &he) > 1e-6;
         if small {
             n_small += 1;
             ch_small += usize::from(changed);
@@ -832,19 +820,8 @@ fn shear_projected_matches_weft_potentials_small_angle_scalar_and_jammed() {
             assert_eq!(hp.small_angle, shear::use_small_angle(&q, thr));
             check_eval(name, &hp, &s.elastic_projected(&q));
             let he = host::shear_elastic(k, spacing, thr, jm, &arr(&q)).unwrap();
-            check(
-                &format!("{name} = exact energy"),
-                &[hp.energy],
-                &[he.energy],
-            );
-            check(
-                &format!("{name} = exact gradient"),
-                &hp.gradient,
-                &he.gradient,
-            );
-            let m = min_eig_rel(9, &hp.hessian);
-            assert!(m >= -1e-12, "{name}: projected Hessian not PSD ({m:e})");
-            if jm.is_some() && change(&hp.hessian, &he.hessian) > 1e-6 {
+            let delta = check_projected(name, 9, &hp, &he);
+            if jm.is_some() && delta > 1e-6 {
                 changed[kind] += 1;
             }
         }

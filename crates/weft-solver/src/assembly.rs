@@ -345,6 +345,25 @@ impl Assembler {
         B * self.fabric.node_count()
     }
 
+    /// The greedy colouring of the stretch segments (`fabric.elements.segments`):
+    /// one list of segment indices per colour, no two segments of a colour
+    /// sharing a node. The GPU backend launches the same colours.
+    pub fn segment_colours(&self) -> &[Vec<u32>] {
+        &self.seg_colours
+    }
+
+    /// The greedy colouring of the bending elements (`fabric.elements.bending`),
+    /// as [`Assembler::segment_colours`].
+    pub fn bending_colours(&self) -> &[Vec<u32>] {
+        &self.bend_colours
+    }
+
+    /// The greedy colouring of the shear elements (`fabric.elements.shear`),
+    /// as [`Assembler::segment_colours`].
+    pub fn shear_colours(&self) -> &[Vec<u32>] {
+        &self.shear_colours
+    }
+
     /// Assembles the residual `R = M(q_n)(v - v_n) - h f(q_n + h v, v)` into
     /// `residual` (length `5 n`, N·s; fixed DOFs not masked) and, if
     /// `with_matrix`, the system matrix into [`Assembler::matrix`].
