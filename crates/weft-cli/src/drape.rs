@@ -345,13 +345,14 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
                 Ok(())
             }
             Err(e) => {
-                weft_io::write_final_state(
-                    out.join("final_state.json"),
-                    &sim.state(),
-                    &sim.assembler.fabric,
-                )?;
+                let state = sim.state();
+                let fabric = &sim.assembler.fabric;
+                weft_io::write_final_state(out.join("final_state.json"), &state, fabric)?;
+                // A picture of the last good state helps to see what went wrong.
+                let curves = YarnCurves::from_positions(fabric, &state.x, 4)?;
+                weft_io::write_preview(out.join("preview.png"), &curves, Some(&body), 1200, 900)?;
                 bail!(
-                    "{what} failed at t = {:.4} s: {e}\n  final_state.json in {} holds the last good state",
+                    "{what} failed at t = {:.4} s: {e}\n  final_state.json and preview.png in {} show the last good state",
                     sim.t,
                     out.display()
                 )
