@@ -1,6 +1,6 @@
-//! `weft drape` end to end on the tube skirt the project ships
-//! (`data/patterns/tube_skirt.json`, two 60 x 35 cm panels sewn at both
-//! sides) on the default mannequin, at a coarse 60 mm spacing and short
+//! `weft drape` end to end on the A-line skirt the project ships
+//! (`data/patterns/a_line_skirt.json`, two trapezoid panels 65 cm wide at
+//! the hem and 46 cm at the top, 35 cm tall, sewn at both sides) on the default mannequin, at a coarse 60 mm spacing and short
 //! phases so it runs in CI: the DESIGN §8 outputs exist, the seams close
 //! during sewing, nothing is non-finite and no node is inside the body by
 //! more than a yarn radius. A bad pattern fails naming the file and place.
@@ -13,12 +13,12 @@ fn repo() -> PathBuf {
 }
 
 #[test]
-fn drape_tube_skirt_writes_outputs_and_closes_seams() {
+fn drape_a_line_skirt_writes_outputs_and_closes_seams() {
     let out = tempfile::tempdir().unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_weft"))
         .args(["drape", "--quiet", "--spacing", "60"])
         .args(["--sew-duration", "0.4", "--duration", "0.05"])
-        .arg(repo().join("data/patterns/tube_skirt.json"))
+        .arg(repo().join("data/patterns/a_line_skirt.json"))
         .arg("--out")
         .arg(out.path())
         .output()

@@ -316,6 +316,28 @@ pub fn weave_outline(outline: &Outline, spacing: [f64; 2], grain: f64, min_end: 
             dropped += 1;
         }
     }
+    // Trimming is per family, so a piece may keep a grid point that the
+    // crossing piece dropped; a piece that crosses no piece of the other
+    // family would hang free (and fall away from the garment): drop it, and
+    // repeat, since that can leave other pieces without a crossing.
+    loop {
+        let grid_of = |pieces: &[(i64, Vec<Key>)]| -> std::collections::HashSet<Key> {
+            pieces
+                .iter()
+                .flat_map(|(_, ks)| ks.iter().copied())
+                .filter(|k| matches!(k, Key::Grid(..)))
+                .collect()
+        };
+        let (on_warp, on_weft) = (grid_of(&warp_keys), grid_of(&weft_keys));
+        let before = warp_keys.len() + weft_keys.len();
+        warp_keys.retain(|(_, ks)| ks.iter().any(|k| on_weft.contains(k)));
+        weft_keys.retain(|(_, ks)| ks.iter().any(|k| on_warp.contains(k)));
+        let after = warp_keys.len() + weft_keys.len();
+        dropped += before - after;
+        if after == before {
+            break;
+        }
+    }
     // Allocate nodes.
     let mut id: HashMap<Key, usize> = HashMap::new();
     let mut keys: Vec<Key> = vec![];
