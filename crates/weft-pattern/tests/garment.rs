@@ -2,6 +2,8 @@
 //! is tied, tie distances agree with the panel placement, labelled edges
 //! are reported, GPG patterns are lifted onto the feet-at-zero body.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use weft_pattern::geometry::{Outline, edge_point};
@@ -10,16 +12,7 @@ use weft_pattern::{
 };
 
 fn data_dir() -> Option<PathBuf> {
-    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
-    if d.join("patterns").is_dir() {
-        Some(d)
-    } else {
-        eprintln!(
-            "SKIPPED: {} not found (shared pattern data absent)",
-            d.display()
-        );
-        None
-    }
+    common::shared_data()
 }
 
 #[test]

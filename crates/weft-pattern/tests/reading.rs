@@ -2,22 +2,15 @@
 //! and Garment-Pattern-Generator): counts, lengths and areas in metres,
 //! curves checked against an independent evaluation of the file's numbers.
 
+mod common;
+
 use serde_json::Value;
 use std::path::PathBuf;
 use weft_pattern::geometry::{Outline, edge_eval, edge_length};
 use weft_pattern::{Curve, Pattern};
 
 fn patterns_dir() -> Option<PathBuf> {
-    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/patterns");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!(
-            "SKIPPED: {} not found (shared pattern data absent)",
-            d.display()
-        );
-        None
-    }
+    common::shared_data().map(|d| d.join("patterns"))
 }
 
 fn raw(dir: &std::path::Path, name: &str) -> Value {

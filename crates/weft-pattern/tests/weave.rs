@@ -2,6 +2,8 @@
 //! concave panels give several pieces per grid line, yarn ends lie on the
 //! outline, segments are at rest in the placed panel.
 
+mod common;
+
 use std::path::PathBuf;
 use weft_core::{FabricBuilder, Material, WovenPatchSpec};
 use weft_pattern::geometry::Outline;
@@ -181,16 +183,7 @@ fn concave_panel_off_grid_has_separate_end_nodes() {
 }
 
 fn patterns_dir() -> Option<PathBuf> {
-    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/patterns");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!(
-            "SKIPPED: {} not found (shared pattern data absent)",
-            d.display()
-        );
-        None
-    }
+    common::shared_data().map(|d| d.join("patterns"))
 }
 
 #[test]
