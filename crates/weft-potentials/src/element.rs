@@ -105,18 +105,35 @@ pub fn elastic<const M: usize, const N: usize>(
     strain: &Strain<M, N>,
     measure: &Measure<N>,
 ) -> ElementEval<N> {
-    let eps = &strain.value;
-    let eps2 = eps.norm_squared();
-    let je = strain.jacobian.transpose() * eps; // ∇εᵀ ε, shape N
-    let energy = 0.5 * measure.value * k * eps2;
-    let gradient = je * (measure.value * k) + measure.gradient * (0.5 * k * eps2);
-    let mut h = strain.jacobian.transpose() * strain.jacobian;
+    let mut s = SMatrix::<f64, N, N>::zeros();
     for i in 0..M {
-        h += strain.hessians[i] * eps[i];
+        s += strain.hessians[i] * strain.value[i];
     }
-    h *= measure.value * k;
+    compose(k, strain, measure, &s, 0.0)
+}
+
+/// The shared composition of [`elastic`] and [`elastic_projected`]:
+/// `V = ½ Ω k |ε|²`, `∇V = Ω k ∇εᵀε + ½ k |ε|² ∇Ω` and the Hessian
+/// `Ω k (∇εᵀ∇ε + S) + k (∇εᵀε ∇Ωᵀ + ∇Ω εᵀ∇ε) + w ∇Ω∇Ωᵀ` for a given
+/// stress-weighted strain Hessian `S` (exact or projected) and weight `w`.
+fn compose<const M: usize, const N: usize>(
+    k: f64,
+    strain: &Strain<M, N>,
+    measure: &Measure<N>,
+    stress_hessian: &SMatrix<f64, N, N>,
+    measure_weight: f64,
+) -> ElementEval<N> {
+    let eps2 = strain.value.norm_squared();
+    let om = measure.value;
+    let je = strain.jacobian.transpose() * strain.value; // ∇εᵀ ε, shape N
+    let energy = 0.5 * om * k * eps2;
+    let gradient = je * (om * k) + measure.gradient * (0.5 * k * eps2);
+    let mut h = (strain.jacobian.transpose() * strain.jacobian + stress_hessian) * (om * k);
     let cross = je * measure.gradient.transpose() * k;
     h += cross + cross.transpose();
+    if measure_weight != 0.0 {
+        h += measure.gradient * measure.gradient.transpose() * measure_weight;
+    }
     ElementEval {
         energy,
         gradient,
@@ -147,22 +164,9 @@ pub fn elastic_projected<const M: usize, const N: usize>(
     measure: &Measure<N>,
     clamped_stress_hessian: impl FnOnce(&SVector<f64, M>) -> SMatrix<f64, N, N>,
 ) -> ElementEval<N> {
-    let eps = &strain.value;
-    let eps2 = eps.norm_squared();
-    let om = measure.value;
-    let je = strain.jacobian.transpose() * eps;
-    let energy = 0.5 * om * k * eps2;
-    let gradient = je * (om * k) + measure.gradient * (0.5 * k * eps2);
-    let mut h = strain.jacobian.transpose() * strain.jacobian * (om * k);
-    h += clamped_stress_hessian(eps) * (om * k);
-    let cross = je * measure.gradient.transpose() * k;
-    h += cross + cross.transpose();
-    h += measure.gradient * measure.gradient.transpose() * (k * eps2 / om);
-    ElementEval {
-        energy,
-        gradient,
-        hessian: h,
-    }
+    let clamp = clamped_stress_hessian(&strain.value);
+    let w = k * strain.value.norm_squared() / measure.value;
+    compose(k, strain, measure, &clamp, w)
 }
 
 /// [`elastic_projected`] with the generic clamp: the stress-weighted strain

@@ -265,6 +265,8 @@ pub struct Simulation {
     residual: Vec<f64>,
     strain_ref: Vec<f64>,
     cholesky: Option<SparseCholesky>,
+    /// Number of free DOFs (the free mask is fixed at construction).
+    free_dofs: usize,
 }
 
 impl Simulation {
@@ -350,7 +352,9 @@ impl Simulation {
             residual: vec![0.0; B * n],
             strain_ref: vec![0.0; segs],
             cholesky: None,
+            free_dofs: 0,
         };
+        sim.free_dofs = sim.free.iter().filter(|&&f| f != 0.0).count();
         sim.strain_ref = sim.stretch_strains(&sim.q.clone());
         sim
     }
@@ -402,9 +406,7 @@ impl Simulation {
         match self.settings.linear_solver {
             LinearSolver::BlockJacobi => false,
             LinearSolver::Cholesky => true,
-            LinearSolver::Auto => {
-                self.free.iter().filter(|&&f| f != 0.0).count() <= CHOLESKY_MAX_DOFS
-            }
+            LinearSolver::Auto => self.free_dofs <= CHOLESKY_MAX_DOFS,
         }
     }
 
