@@ -35,9 +35,12 @@
 //! element-to-block scatter map (no hashing, sorting or atomics per step).
 
 use crate::bsr::{B, Block, BlockSparse};
-use crate::collide::{Collider, SegmentContact, SelfCollision, repulsion};
+use crate::collide::{
+    Collider, NodeContact, SegmentContact, SelfCollision, TangentPlane, repulsion,
+};
 use crate::par::{map_reduce, update};
 use nalgebra::{SMatrix, SVector, Vector3};
+use rayon::prelude::*;
 use weft_core::{Damping, Fabric, Family, ModeCoefficients};
 use weft_potentials::{
     bending, contact, elastic, elastic_projected, friction, gravity, inertia, seam, shear, stretch,
@@ -164,7 +167,27 @@ pub struct ContactModel {
     pub colliders: Vec<(Collider, f64)>,
     /// Yarn-yarn repulsion, if enabled.
     pub self_collision: Option<SelfContact>,
+    /// The tangent planes of the mesh colliders near each node, taken by
+    /// [`Assembler::begin_step`] at the step start; `None` until then (mesh
+    /// colliders are then evaluated with the exact `φ`).
+    pub planes: Option<NodePlanes>,
 }
+
+/// Per node, the tangent planes of the colliders that use them
+/// ([`Collider::uses_tangent_planes`]), in compressed rows.
+#[derive(Clone, Debug, Default)]
+pub struct NodePlanes {
+    /// `offsets[i]..offsets[i + 1]` indexes node `i`'s planes (length nodes + 1).
+    pub offsets: Vec<usize>,
+    /// Collider index (into [`ContactModel::colliders`]) and plane (the
+    /// collider's local frame).
+    pub planes: Vec<(usize, TangentPlane)>,
+}
+
+/// Extra distance (m) beyond `r + δ` within which a node picks up tangent
+/// planes at the step start, on top of the distance it can travel in the
+/// step (`2 h |v_n| + |g| h²`).
+pub const PLANE_REACH: f64 = 1e-3;
 
 /// The assembler: the fabric, per-material parameters, the matrix pattern,
 /// the element-to-block scatter maps and the element colourings, all built
@@ -657,6 +680,7 @@ impl Assembler {
         // writes only its own entries, so nodes run in parallel).
         if !self.contact.colliders.is_empty() {
             let colliders = &self.contact.colliders;
+            let planes = self.contact.planes.as_ref();
             let radius = &self.node_radius;
             let t = self.time;
             let diag = &self.matrix.diag;
@@ -668,10 +692,7 @@ impl Assembler {
                     let x = Vector3::new(q[o], q[o + 1], q[o + 2]);
                     let xd = Vector3::new(v[o], v[o + 1], v[o + 2]);
                     let mut en = Energies::default();
-                    for (c, margin) in colliders {
-                        let Some(nc) = c.node_contact(&x, &xd, t, radius[i] + margin) else {
-                            continue;
-                        };
+                    let mut add = |nc: NodeContact| {
                         en.elastic += nc.penalty.energy;
                         en.dissipation_power -= nc.friction.force.dot(&nc.friction.slip_velocity);
                         let f = nc.friction.force - nc.penalty.gradient;
@@ -685,6 +706,25 @@ impl Assembler {
                                     for col in 0..3 {
                                         blk[r][col] += a[(r, col)];
                                     }
+                                }
+                            }
+                        }
+                    };
+                    for (ci, (c, margin)) in colliders.iter().enumerate() {
+                        let offset = radius[i] + margin;
+                        match planes {
+                            Some(p) if c.uses_tangent_planes() => {
+                                for (pc, pl) in &p.planes[p.offsets[i]..p.offsets[i + 1]] {
+                                    if *pc == ci
+                                        && let Some(nc) = c.plane_contact(pl, &x, &xd, t, offset)
+                                    {
+                                        add(nc);
+                                    }
+                                }
+                            }
+                            _ => {
+                                if let Some(nc) = c.node_contact(&x, &xd, t, offset) {
+                                    add(nc);
                                 }
                             }
                         }
@@ -756,12 +796,44 @@ impl Assembler {
         (total, peak)
     }
 
-    /// Prepares a step ending at time `t_end` from coordinates `q_n`: sets the
-    /// collider time and refreshes the self-collision pairs (broad and narrow
-    /// phase at `q_n`, pairs within `2 d0` kept so that approaching pairs are
-    /// seen during the step).
-    pub fn begin_step(&mut self, q_n: &[f64], t_end: f64) {
+    /// Prepares a step of size `h` (s) ending at time `t_end` (s) from
+    /// coordinates `q_n` and velocities `v_n` (5 per node): sets the collider
+    /// time, takes the mesh colliders' tangent planes near every node (within
+    /// `r + δ +` [`PLANE_REACH`] `+ 2 h |v_n| + |g| h²` of `x_n`, see
+    /// [`Collider::tangent_planes`]) and refreshes the self-collision pairs
+    /// (broad and narrow phase at `q_n`, pairs within `2 d0` kept so that
+    /// approaching pairs are seen during the step).
+    pub fn begin_step(&mut self, q_n: &[f64], v_n: &[f64], h: f64, t_end: f64) {
         self.time = t_end;
+        let colliders = &self.contact.colliders;
+        if colliders.iter().any(|(c, _)| c.uses_tangent_planes()) {
+            let travel = self.gravity.norm() * h * h;
+            let radius = &self.node_radius;
+            let per_node: Vec<Vec<(usize, TangentPlane)>> = (0..radius.len())
+                .into_par_iter()
+                .map(|i| {
+                    let o = B * i;
+                    let x = Vector3::new(q_n[o], q_n[o + 1], q_n[o + 2]);
+                    let speed = Vector3::new(v_n[o], v_n[o + 1], v_n[o + 2]).norm();
+                    let mut out = Vec::new();
+                    let mut buf = Vec::new();
+                    for (ci, (c, margin)) in colliders.iter().enumerate() {
+                        buf.clear();
+                        let reach = radius[i] + margin + PLANE_REACH + 2.0 * h * speed + travel;
+                        c.tangent_planes(&x, t_end, reach, &mut buf);
+                        out.extend(buf.iter().map(|p| (ci, *p)));
+                    }
+                    out
+                })
+                .collect();
+            let mut np = NodePlanes::default();
+            np.offsets.push(0);
+            for v in per_node {
+                np.planes.extend(v);
+                np.offsets.push(np.planes.len());
+            }
+            self.contact.planes = Some(np);
+        }
         if let Some(sc) = &mut self.contact.self_collision {
             let x: Vec<Vector3<f64>> = q_n
                 .chunks(B)

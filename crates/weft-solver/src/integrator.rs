@@ -131,12 +131,16 @@ pub enum Rejection {
     },
     /// The line search found no decrease of the residual along the Newton
     /// direction (the linearisation is poor at this step size).
-    #[error("line search failed at Newton iteration {iteration} (residual {residual:.3e} N)")]
+    #[error(
+        "line search failed at Newton iteration {iteration} (residual {residual:.3e} N, largest at node {node})"
+    )]
     LineSearch {
         /// Newton iteration.
         iteration: usize,
         /// `|R|∞/h` (N) where it stopped.
         residual: f64,
+        /// The node with the largest residual.
+        node: usize,
     },
     /// A value became NaN or infinite.
     #[error("non-finite value at node {node}")]
@@ -508,7 +512,7 @@ impl Simulation {
         // Collider time and self-collision pairs for this step; every step
         // starts with the exact elastic Hessians (quadratic Newton) and
         // switches to their PSD projections when the matrix is indefinite.
-        self.assembler.begin_step(&q_n, self.t + h);
+        self.assembler.begin_step(&q_n, &v_n, h, self.t + h);
         self.assembler.exact_hessians = true;
         let mut r = vec![0.0; n];
         let (mut energies, _) =
@@ -591,6 +595,7 @@ impl Simulation {
                     return Err(Rejection::LineSearch {
                         iteration: stats.newton_iterations,
                         residual: inf_norm(&r) / h,
+                        node: worst_node(&r),
                     });
                 }
             }

@@ -2,7 +2,7 @@
 //! and its contact parameters (DESIGN §6, §8 collider objects).
 
 use super::error::CollideError;
-use super::mesh::TriangleMesh;
+use super::mesh::{TangentPlane, TriangleMesh};
 use super::motion::RigidMotion;
 use super::penalty::{DEFAULT_FRICTION_SPEED, FrictionEval, PenaltyEval, friction, penalty};
 use super::shapes::{Capsule, Plane, Sdf, Sphere};
@@ -145,6 +145,82 @@ impl Collider {
             None => Vector3::zeros(),
             Some(m) => m.velocity_at(x, t),
         }
+    }
+
+    /// Whether this collider's contacts use tangent planes taken once per
+    /// time step ([`Self::tangent_planes`], [`Self::plane_contact`]) instead
+    /// of `φ` at every Newton iterate: true for triangle meshes, whose `φ`
+    /// has a gradient that jumps across concave creases (the jump makes a
+    /// node squeezed in a crease, an armpit say, flip between two forces and
+    /// stalls Newton's line search). The analytic shapes have smooth `φ`
+    /// outside and keep the exact evaluation.
+    pub fn uses_tangent_planes(&self) -> bool {
+        matches!(self.shape, Shape::Mesh(_))
+    }
+
+    /// The collider's tangent planes near the world point `x` (m) at time
+    /// `t` (s), in its local frame: every surface sheet within `reach` (m)
+    /// of `x`, see [`TriangleMesh::tangent_planes`]; none for analytic
+    /// shapes. Appended to `out`.
+    pub fn tangent_planes(
+        &self,
+        x: &Vector3<f64>,
+        t: f64,
+        reach: f64,
+        out: &mut Vec<TangentPlane>,
+    ) {
+        let Shape::Mesh(mesh) = &self.shape else {
+            return;
+        };
+        let local = match &self.motion {
+            None => *x,
+            Some(m) => {
+                let iso = m.transform(t);
+                iso.inverse_transform_vector(&(x - iso.translation.vector))
+            }
+        };
+        mesh.tangent_planes(&local, reach, out);
+    }
+
+    /// Contact of a node at `x` (m) with velocity `x_dot` (m/s) at time `t`
+    /// against a tangent `plane` of this collider (local frame, moved with
+    /// the collider): the penalty and friction of [`Self::node_contact`] with
+    /// `φ` replaced by the plane's signed distance, so the energy is a
+    /// smooth function of `x` within a step and its Hessian `k n nᵀ` is
+    /// exact. `None` when the node is `offset` (m) or more outside the plane.
+    pub fn plane_contact(
+        &self,
+        plane: &TangentPlane,
+        x: &Vector3<f64>,
+        x_dot: &Vector3<f64>,
+        t: f64,
+        offset: f64,
+    ) -> Option<NodeContact> {
+        let world = match &self.motion {
+            None => *plane,
+            Some(m) => {
+                let iso = m.transform(t);
+                TangentPlane {
+                    point: (iso * nalgebra::Point3::from(plane.point)).coords,
+                    normal: iso.rotation * plane.normal,
+                }
+            }
+        };
+        let phi = world.distance(x);
+        let pen = penalty(phi, &world.normal, offset, self.stiffness)?;
+        let v_rel = x_dot - self.velocity_at(x, t);
+        Some(NodeContact {
+            phi,
+            normal: world.normal,
+            penalty: pen,
+            friction: friction(
+                pen.normal_force,
+                &world.normal,
+                &v_rel,
+                self.friction,
+                self.friction_speed,
+            ),
+        })
     }
 
     /// Contact of a node at `x` (m) with velocity `x_dot` (m/s) at time `t`,

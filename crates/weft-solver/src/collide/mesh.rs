@@ -26,8 +26,9 @@
 use super::error::CollideError;
 use super::shapes::Sdf;
 use nalgebra::Vector3;
+use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::Vector as PVec;
-use parry3d_f64::query::PointQueryWithLocation;
+use parry3d_f64::query::{PointQuery, PointQueryWithLocation};
 use parry3d_f64::shape::{TriMesh, TriMeshFlags, TrianglePointLocation};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
@@ -284,6 +285,80 @@ impl TriangleMesh {
         };
         let n = if n.norm() > 0.0 { n } else { face };
         (0.0, n.normalize())
+    }
+}
+
+/// Two surface sheets whose unit normals have a dot product below this
+/// (about 30° apart) give separate tangent planes in
+/// [`TriangleMesh::tangent_planes`].
+pub const SHEET_COS: f64 = 0.866;
+
+/// A tangent plane of a collider surface: the points `y` with
+/// `normal · (y - point) = 0` (m); `normal` is unit and points out of the
+/// body. Its signed distance is the linearisation of the body's `φ` about the
+/// point it was taken for [DESIGN §6].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TangentPlane {
+    /// A point of the plane (m).
+    pub point: Vector3<f64>,
+    /// Unit outward normal.
+    pub normal: Vector3<f64>,
+}
+
+impl TangentPlane {
+    /// Signed distance (m) of `y` from the plane, positive outside.
+    pub fn distance(&self, y: &Vector3<f64>) -> f64 {
+        self.normal.dot(&(y - self.point))
+    }
+}
+
+impl TriangleMesh {
+    /// The tangent planes of the surface sheets within `reach` (m) of `x`
+    /// (local frame), appended to `out`; nothing when `φ(x) > reach`.
+    ///
+    /// The first plane is the exact linearisation of `φ` at `x`: through the
+    /// closest surface point `p = x - φ n` with normal `n = ∇φ`. Then every
+    /// triangle whose closest point lies within `reach` of `x` is visited in
+    /// order of distance and contributes its face plane (through that closest
+    /// point) when its normal is more than about 30° ([`SHEET_COS`]) from
+    /// every plane kept so far: a second sheet of the body, as in a crease
+    /// (armpit, crotch) where the closest point jumps from one sheet to the
+    /// other and the force of the single-closest-point `φ` is discontinuous.
+    /// On a smooth convex region the neighbours' planes lie farther from `x`
+    /// than the first, so one plane is kept.
+    pub fn tangent_planes(&self, x: &Vector3<f64>, reach: f64, out: &mut Vec<TangentPlane>) {
+        let (phi, n) = self.distance(x);
+        if phi > reach {
+            return;
+        }
+        let first = out.len();
+        out.push(TangentPlane {
+            point: x - phi * n,
+            normal: n,
+        });
+        let r = Vector3::repeat(reach);
+        let aabb = Aabb::new(to_p(&(x - r)), to_p(&(x + r)));
+        let mut near: Vec<(f64, Vector3<f64>, Vector3<f64>)> = self
+            .mesh
+            .bvh()
+            .intersect_aabb(&aabb)
+            .filter_map(|i| {
+                let tri = self.mesh.triangle(i);
+                let p = from_p(tri.project_local_point(to_p(x), false).point);
+                let d = (x - p).norm();
+                let normal = from_p(tri.normal()?);
+                (d <= reach).then_some((d, p, normal))
+            })
+            .collect();
+        near.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for (_, point, normal) in near {
+            if out[first..]
+                .iter()
+                .all(|pl| pl.normal.dot(&normal) < SHEET_COS)
+            {
+                out.push(TangentPlane { point, normal });
+            }
+        }
     }
 }
 

@@ -4,7 +4,8 @@
 //!
 //! - [`shapes`]: [`Plane`], [`Sphere`], [`Capsule`] with exact `φ` and `∇φ`;
 //! - [`mesh`]: [`TriangleMesh`], closed meshes from OBJ, signed distance via
-//!   the `parry3d-f64` BVH and pseudo-normal sign;
+//!   the `parry3d-f64` BVH and pseudo-normal sign, and the per-step
+//!   [`TangentPlane`]s of every surface sheet near a point;
 //! - [`motion`]: [`RigidMotion`] from [`Keyframe`]s (translation linear,
 //!   rotation slerp between keyframes) with the velocity of a collider point;
 //! - [`collider`]: [`Collider`] = shape + motion + stiffness + friction,
@@ -35,7 +36,7 @@ pub use broad::{
 };
 pub use collider::{Collider, NodeContact, Shape};
 pub use error::CollideError;
-pub use mesh::TriangleMesh;
+pub use mesh::{SHEET_COS, TangentPlane, TriangleMesh};
 pub use motion::{Keyframe, RigidMotion};
 pub use penalty::{
     DEFAULT_FRICTION_SPEED, FrictionEval, PenaltyEval, friction, penalty, penalty_energy,
