@@ -126,6 +126,11 @@ pub struct DrapeArgs {
     /// Yarn spacing in millimetres (warp and weft).
     #[arg(long, default_value_t = 20.0)]
     pub spacing: f64,
+    /// Grade factor: every length of the pattern times this (panel outlines
+    /// about their origins, panel positions in x and z), for a pattern made
+    /// for a smaller or larger body; see `weft_pattern::Pattern::graded`.
+    #[arg(long, default_value_t = 1.0)]
+    pub grade: f64,
     /// Fabric preset.
     #[arg(long, value_enum, default_value_t = Preset::Cotton)]
     pub material: Preset,
@@ -194,8 +199,26 @@ pub struct DrapeSummary {
     pub spacing_m: f64,
     /// Material preset.
     pub material: String,
+    /// Grade factor applied to the pattern.
+    pub grade: f64,
     /// Body used.
     pub body: String,
+    /// Per stitch (file order): the two sewn edges and the largest tie gap
+    /// at the end.
+    pub stitch_gaps: Vec<StitchGap>,
+}
+
+/// The state of one stitch at the end of a drape.
+#[derive(Serialize, Debug, Clone)]
+pub struct StitchGap {
+    /// Side a as `panel:edge` (edge index in the panel's edge list).
+    pub a: String,
+    /// Side b as `panel:edge`.
+    pub b: String,
+    /// Largest tie gap of the stitch (m).
+    pub max_gap_m: f64,
+    /// Position of the yarn end with the largest gap (m).
+    pub widest_at_m: [f64; 3],
 }
 
 fn bar(quiet: bool, len: u64, what: &str) -> ProgressBar {
@@ -267,7 +290,13 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
     }
     let s = args.spacing * 1e-3;
     // Weave and place.
-    let pattern = Pattern::from_file(&args.pattern)?;
+    if !(args.grade > 0.0 && args.grade.is_finite()) {
+        bail!("--grade: expected a factor > 0, got {}", args.grade);
+    }
+    let mut pattern = Pattern::from_file(&args.pattern)?;
+    if args.grade != 1.0 {
+        pattern = pattern.graded(args.grade);
+    }
     let mut opts = WeaveOptions::new(s);
     opts.material = args.material.material(s);
     opts.sliding = false;
@@ -393,6 +422,26 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
         .iter()
         .map(|x| (-collider.distance(x, sim.t).0).max(0.0))
         .fold(0.0, f64::max);
+    let xs = &state.x;
+    let edge_name =
+        |e: &weft_pattern::EdgeRef| format!("{}:{}", pattern.panels[e.panel].name, e.edge);
+    let stitch_gaps = pattern
+        .stitches
+        .iter()
+        .zip(&garment.stitches)
+        .map(|(st, rep)| {
+            let (max_gap_m, node) = garment.seams[rep.ties.clone()]
+                .iter()
+                .map(|t| (t.gap(xs), t.node))
+                .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
+            StitchGap {
+                a: edge_name(&st.a),
+                b: edge_name(&st.b),
+                max_gap_m,
+                widest_at_m: xs[node].into(),
+            }
+        })
+        .collect();
     let summary = DrapeSummary {
         pattern: args.pattern.display().to_string(),
         panels: garment.panels.len(),
@@ -410,7 +459,9 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
         finite,
         spacing_m: s,
         material: format!("{:?}", args.material).to_lowercase(),
+        grade: args.grade,
         body: body_name,
+        stitch_gaps,
     };
     weft_io::atomic_write(&out.join("summary.json"), |w| {
         serde_json::to_writer_pretty(&mut *w, &summary).map_err(std::io::Error::other)
@@ -445,6 +496,19 @@ fn print_summary(s: &DrapeSummary, out: &Path) {
     ];
     for (k, v) in rows {
         eprintln!("  {k:16} {v}");
+    }
+    if let Some(w) = s
+        .stitch_gaps
+        .iter()
+        .max_by(|a, b| a.max_gap_m.total_cmp(&b.max_gap_m))
+    {
+        eprintln!(
+            "  {:16} {} – {} ({:.2} mm)",
+            "widest seam",
+            w.a,
+            w.b,
+            w.max_gap_m * 1e3
+        );
     }
     eprintln!("  outputs in {}", out.display());
 }

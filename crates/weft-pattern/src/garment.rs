@@ -54,6 +54,10 @@ impl VerticalOffset {
 /// and the body mesh.
 pub const GPG_ORIGIN_HEIGHT_MEAN_BODY: f64 = 1.11;
 
+/// Arm angle below the horizontal of `mean_all.obj` (`arm_pose_angle` of
+/// `mean_all.yaml`, 45.483°) and of weft's mannequin (degrees).
+pub const MEAN_BODY_ARM_POSE_DEG: f64 = 45.483;
+
 /// Options of [`weave_garment`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct WeaveOptions {
@@ -78,12 +82,21 @@ pub struct WeaveOptions {
     pub min_end_segment: f64,
     /// Vertical placement correction.
     pub vertical_offset: VerticalOffset,
+    /// Arm angle below the horizontal (degrees) of the body a pelvis-centred
+    /// (GPG) pattern is draped on, or `None` to place its sleeves as the
+    /// file says. GPG patterns are made for arms held horizontally (a
+    /// T-pose); on an A-pose body their sleeves sit beside the arm, and the
+    /// armpit seams cannot close around it. With an angle, every sleeve is
+    /// turned down by it, see [`sleeve_rotations`]. Only applied when the
+    /// vertical offset detected a pelvis-centred pattern (a non-zero offset).
+    pub sleeve_pose_deg: Option<f64>,
 }
 
 impl WeaveOptions {
     /// Square spacing `spacing` (m), example cotton, default grain, 0.2 mm
     /// flattening, sliding on, shortest end segment 0.2 spacings,
-    /// [`VerticalOffset::AUTO_MEAN_BODY`].
+    /// [`VerticalOffset::AUTO_MEAN_BODY`], sleeves turned to
+    /// [`MEAN_BODY_ARM_POSE_DEG`].
     pub fn new(spacing: f64) -> Self {
         Self {
             spacing: [spacing, spacing],
@@ -94,6 +107,7 @@ impl WeaveOptions {
             sliding: true,
             min_end_segment: 0.2,
             vertical_offset: VerticalOffset::AUTO_MEAN_BODY,
+            sleeve_pose_deg: Some(MEAN_BODY_ARM_POSE_DEG),
         }
     }
 }
@@ -290,6 +304,10 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
         .map(|p| Outline::new(p, opts.flatten_tolerance))
         .collect();
     let offset = vertical_offset(pattern, &outlines, opts.vertical_offset);
+    let turns = match opts.sleeve_pose_deg {
+        Some(angle) if offset != 0.0 => sleeve_rotations(pattern, &outlines, angle),
+        _ => vec![None; pattern.panels.len()],
+    };
     let mut builder = FabricBuilder::new(vec![opts.material.clone()]).map_err(fabric_err)?;
     let mut weaves: Vec<PanelWeave> = Vec::with_capacity(pattern.panels.len());
     let mut panels = Vec::with_capacity(pattern.panels.len());
@@ -312,8 +330,11 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
                 spacing: opts.spacing,
             });
         }
-        let r = panel.rotation_matrix();
-        let t = Vector3::from(panel.translation) + Vector3::new(0.0, offset, 0.0);
+        let turn = turns[pi].unwrap_or_default();
+        let r = turn.rotation * panel.rotation_matrix();
+        let t = turn.rotation * (Vector3::from(panel.translation) - turn.pivot)
+            + turn.pivot
+            + Vector3::new(0.0, offset, 0.0);
         let nodes = (0..w.nodes.len())
             .map(|n| {
                 let x = r * Vector3::new(w.nodes[n][0], w.nodes[n][1], 0.0) + t;
@@ -404,6 +425,98 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
         panels,
         vertical_offset: offset,
     })
+}
+
+/// A rigid turn of a panel after its placement: `x ↦ rotation (x - pivot) + pivot`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PanelTurn {
+    /// Rotation (orthonormal).
+    pub rotation: nalgebra::Matrix3<f64>,
+    /// Fixed point (m, placed frame before the vertical offset).
+    pub pivot: Vector3<f64>,
+}
+
+impl Default for PanelTurn {
+    fn default() -> Self {
+        Self {
+            rotation: nalgebra::Matrix3::identity(),
+            pivot: Vector3::zeros(),
+        }
+    }
+}
+
+/// Per panel, the turn that brings a T-pose sleeve down to an arm held
+/// `angle_deg` below the horizontal, or `None` for other panels.
+///
+/// Torso panels are those whose placed outline straddles the body's
+/// mid-plane `x = 0`; a sleeve is a panel whose whole placed outline lies
+/// farther from that plane, on one side, than every torso point, and which is
+/// stitched to a torso panel. It turns about the front-back (z) axis
+/// through the midpoint of the torso edges it is stitched to (the armhole),
+/// by `-angle` on the `+x` side and `+angle` on the `-x` side, so its far
+/// end moves down. Nothing turns when no panel straddles `x = 0`.
+pub fn sleeve_rotations(
+    pattern: &Pattern,
+    outlines: &[Outline],
+    angle_deg: f64,
+) -> Vec<Option<PanelTurn>> {
+    let placed: Vec<Vec<Vector3<f64>>> = pattern
+        .panels
+        .iter()
+        .zip(outlines)
+        .map(|(p, o)| o.points.iter().map(|&q| p.place(q)).collect())
+        .collect();
+    let torso: Vec<bool> = placed
+        .iter()
+        .map(|pts| {
+            let lo = pts.iter().map(|x| x.x).fold(f64::INFINITY, f64::min);
+            let hi = pts.iter().map(|x| x.x).fold(f64::NEG_INFINITY, f64::max);
+            lo < 0.0 && hi > 0.0
+        })
+        .collect();
+    let half_width = placed
+        .iter()
+        .zip(&torso)
+        .filter(|(_, t)| **t)
+        .flat_map(|(pts, _)| pts.iter().map(|x| x.x.abs()))
+        .fold(f64::NEG_INFINITY, f64::max);
+    if !half_width.is_finite() {
+        return vec![None; pattern.panels.len()];
+    }
+    (0..pattern.panels.len())
+        .map(|pi| {
+            let side = if placed[pi].iter().all(|x| x.x > half_width) {
+                1.0
+            } else if placed[pi].iter().all(|x| x.x < -half_width) {
+                -1.0
+            } else {
+                return None;
+            };
+            // Highest end of the torso edges stitched to this panel.
+            let mut top: Option<Vector3<f64>> = None;
+            for st in &pattern.stitches {
+                for (me, other) in [(st.a, st.b), (st.b, st.a)] {
+                    if me.panel == pi && torso[other.panel] {
+                        let panel = &pattern.panels[other.panel];
+                        let (a, b) = panel.edge_ends(other.edge);
+                        for x in [panel.place(a), panel.place(b)] {
+                            if top.is_none_or(|t| x.y > t.y) {
+                                top = Some(x);
+                            }
+                        }
+                    }
+                }
+            }
+            top.map(|pivot| PanelTurn {
+                rotation: *nalgebra::Rotation3::from_axis_angle(
+                    &Vector3::z_axis(),
+                    -side * angle_deg.to_radians(),
+                )
+                .matrix(),
+                pivot,
+            })
+        })
+        .collect()
 }
 
 /// The applied vertical offset (m) for `mode`.

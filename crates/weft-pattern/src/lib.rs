@@ -31,7 +31,8 @@ pub mod weave;
 
 pub use error::PatternError;
 pub use garment::{
-    EdgeReport, GPG_ORIGIN_HEIGHT_MEAN_BODY, Garment, PanelReport, SeamTie, StitchReport,
-    VerticalOffset, WeaveOptions, weave_garment,
+    EdgeReport, GPG_ORIGIN_HEIGHT_MEAN_BODY, Garment, MEAN_BODY_ARM_POSE_DEG, PanelReport,
+    PanelTurn, SeamTie, StitchReport, VerticalOffset, WeaveOptions, sleeve_rotations,
+    weave_garment,
 };
 pub use spec::{Curve, Edge, EdgeRef, Panel, Pattern, Stitch};

@@ -4,11 +4,13 @@
 
 mod common;
 
+use nalgebra::Vector3;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use weft_pattern::geometry::{Outline, edge_point};
 use weft_pattern::{
-    GPG_ORIGIN_HEIGHT_MEAN_BODY, Pattern, VerticalOffset, WeaveOptions, weave_garment,
+    GPG_ORIGIN_HEIGHT_MEAN_BODY, MEAN_BODY_ARM_POSE_DEG, Pattern, VerticalOffset, WeaveOptions,
+    weave_garment,
 };
 
 fn data_dir() -> Option<PathBuf> {
@@ -289,4 +291,87 @@ fn every_yarn_piece_crosses_the_other_family() {
         }
     }
     assert!(checked > 100, "{checked}");
+}
+
+#[test]
+fn gpg_sleeves_turn_down_to_the_arm_angle_rigidly() {
+    let Some(dir) = data_dir() else { return };
+    let p = Pattern::from_file(dir.join("patterns/gpg_tee.json")).unwrap();
+    let outlines: Vec<Outline> = p.panels.iter().map(|q| Outline::new(q, 2e-4)).collect();
+    let turns = weft_pattern::sleeve_rotations(&p, &outlines, MEAN_BODY_ARM_POSE_DEG);
+    let turned: BTreeSet<&str> = p
+        .panels
+        .iter()
+        .zip(&turns)
+        .filter(|(_, t)| t.is_some())
+        .map(|(q, _)| q.name.as_str())
+        .collect();
+    assert_eq!(
+        turned,
+        BTreeSet::from(["lbsleeve", "lfsleeve", "rbsleeve", "rfsleeve"])
+    );
+    let mut straight = WeaveOptions::new(0.02);
+    straight.sleeve_pose_deg = None;
+    let a = weave_garment(&p, &straight).unwrap();
+    let b = weave_garment(&p, &WeaveOptions::new(0.02)).unwrap();
+    let angle = MEAN_BODY_ARM_POSE_DEG.to_radians();
+    for (panel, turn) in a.panels.iter().zip(&turns) {
+        let range = panel.first_node..panel.first_node + panel.nodes;
+        let (xa, xb) = (
+            &a.fabric.initial.x[range.clone()],
+            &b.fabric.initial.x[range],
+        );
+        match turn {
+            None => assert_eq!(xa, xb, "{} moved", panel.name),
+            Some(t) => {
+                let pivot = t.pivot + Vector3::new(0.0, a.vertical_offset, 0.0);
+                let side = xa[0].x.signum();
+                for (p0, p1) in xa.iter().zip(xb) {
+                    let (d0, d1) = (p0 - pivot, p1 - pivot);
+                    // Rigid, about the z axis, by the arm angle, far end down.
+                    assert!((d0.norm() - d1.norm()).abs() < 1e-12);
+                    assert!((d0.z - d1.z).abs() < 1e-12);
+                    let turn = d1.y.atan2(d1.x) - d0.y.atan2(d0.x);
+                    let turn = (turn + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU)
+                        - std::f64::consts::PI;
+                    if d0.xy().norm() > 1e-6 {
+                        assert!((turn + side * angle).abs() < 1e-9, "{}: {turn}", panel.name);
+                    }
+                }
+            }
+        }
+    }
+    // The GarmentCode shirt is made for the A-pose body: nothing turns.
+    let shirt = Pattern::from_file(dir.join("patterns/gc_shirt_mean.json")).unwrap();
+    let mut off = WeaveOptions::new(0.02);
+    off.sleeve_pose_deg = None;
+    assert_eq!(
+        weave_garment(&shirt, &off).unwrap().fabric.initial.x,
+        weave_garment(&shirt, &WeaveOptions::new(0.02))
+            .unwrap()
+            .fabric
+            .initial
+            .x
+    );
+}
+
+#[test]
+fn grading_scales_every_length() {
+    let Some(dir) = data_dir() else { return };
+    for name in ["gc_shirt_mean.json", "gpg_tee.json", "gc_dress_pencil.json"] {
+        let p = Pattern::from_file(dir.join("patterns").join(name)).unwrap();
+        let g = p.graded(1.15);
+        for (a, b) in p.panels.iter().zip(&g.panels) {
+            let (la, lb) = (Outline::new(a, 1e-7).length, Outline::new(b, 1e-7).length);
+            assert!(
+                (lb / la - 1.15).abs() < 1e-5,
+                "{name} {}: {}",
+                a.name,
+                lb / la
+            );
+            assert!((b.translation[0] - 1.15 * a.translation[0]).abs() < 1e-12);
+            assert!((b.translation[2] - 1.15 * a.translation[2]).abs() < 1e-12);
+            assert_eq!(a.translation[1], b.translation[1]);
+        }
+    }
 }
