@@ -126,6 +126,13 @@ pub struct DrapeArgs {
     /// Yarn spacing in millimetres (warp and weft).
     #[arg(long, default_value_t = 20.0)]
     pub spacing: f64,
+    /// Edge labels whose yarn ends are held to the body while sewing
+    /// (comma-separated, e.g. `lower_interface`): each is pulled by a spring
+    /// as stiff as a seam tie to the body point nearest to where it starts
+    /// (one yarn radius plus the contact margin out), as GarmentCode's
+    /// simulator holds attachment edges; released for draping.
+    #[arg(long, value_delimiter = ',')]
+    pub attach: Vec<String>,
     /// Grade factor: every length of the pattern times this (panel outlines
     /// about their origins, panel positions in x and z), for a pattern made
     /// for a smaller or larger body; see `weft_pattern::Pattern::graded`.
@@ -155,6 +162,12 @@ pub struct DrapeArgs {
         default_value = "bcc,mitsuba,obj,tubes,usda"
     )]
     pub formats: Vec<String>,
+    /// Simulated time between frames (s): with a value > 0 the yarn curves
+    /// are also written every `frame_dt` of sewing and draping, in every
+    /// chosen format, as `DIR/frames/frame_NNNN.*` (frame 0 is the woven,
+    /// placed garment); 0 writes the final state only.
+    #[arg(long, default_value_t = 0.0)]
+    pub frame_dt: f64,
     /// Output directory.
     #[arg(short, long)]
     pub out: PathBuf,
@@ -201,6 +214,10 @@ pub struct DrapeSummary {
     pub material: String,
     /// Grade factor applied to the pattern.
     pub grade: f64,
+    /// Yarn ends held to the body while sewing (`--attach`).
+    pub attached_nodes: usize,
+    /// Frames of yarn curves written under `frames/` (`--frame-dt`).
+    pub frames: usize,
     /// Body used.
     pub body: String,
     /// Per stitch (file order): the two sewn edges and the largest tie gap
@@ -353,26 +370,96 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
     let gap0 = max_gap(&ties, &sim.q).max(s);
     sim.assembler.tie_stiffness = 0.05 * k_s / gap0;
     sim.assembler.tie_damping = 0.1 * sim.assembler.tie_stiffness;
+    // Attachments: labelled edges held to the nearest body point.
+    let mut attachments = Vec::new();
+    for label in &args.attach {
+        let nodes = garment.labelled_nodes(label.trim());
+        if nodes.is_empty() {
+            let mut known: Vec<&str> = garment
+                .panels
+                .iter()
+                .flat_map(|p| &p.edges)
+                .filter_map(|e| e.label.as_deref())
+                .collect();
+            known.sort_unstable();
+            known.dedup();
+            bail!(
+                "--attach: no edge of {} is labelled {label:?}; its edge labels are: {}",
+                args.pattern.display(),
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            );
+        }
+        for node in nodes {
+            let x = Vector3::new(sim.q[5 * node], sim.q[5 * node + 1], sim.q[5 * node + 2]);
+            let (phi, n) = collider.distance(&x, 0.0);
+            attachments.push((node, x - n * (phi - radius - margin)));
+        }
+    }
+    let attached_nodes = attachments.len();
+    sim.assembler.attachments = attachments;
+    sim.assembler.attachment_stiffness = sim.assembler.tie_stiffness;
     let out = &args.out;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
 
+    if !(args.frame_dt >= 0.0 && args.frame_dt.is_finite()) {
+        bail!("--frame-dt: expected a time >= 0 s, got {}", args.frame_dt);
+    }
+    let frames_dir = out.join("frames");
+    let mut frame = 0usize;
+    let mut write_frame = |sim: &Simulation| -> Result<()> {
+        if args.frame_dt > 0.0 {
+            std::fs::create_dir_all(&frames_dir)
+                .with_context(|| format!("cannot create {}", frames_dir.display()))?;
+            let x = sim.state().x;
+            weft_io::write_curves(
+                &frames_dir,
+                &format!("frame_{frame:04}"),
+                &sim.assembler.fabric,
+                &x,
+                &formats,
+                &CurveExportOptions::default(),
+            )?;
+            frame += 1;
+        }
+        Ok(())
+    };
+    write_frame(&sim)?;
     let mut steps = 0usize;
     let mut run_phase = |sim: &mut Simulation, duration: f64, what: &str| -> Result<()> {
         let b = bar(args.quiet, (duration * 1e3).round() as u64, what);
         let t0 = sim.t;
-        let res = sim.advance_to(t0 + duration, |s, st| {
-            b.set_position(((s.t - t0) * 1e3) as u64);
-            b.set_message(format!(
-                "h {:.1e} s  newton {}  cg {}",
-                st.h, st.newton_iterations, st.cg_iterations
-            ));
-        });
+        // Advance frame by frame (the integrator lands exactly on each
+        // frame time), or in one go without frames.
+        let mut res = Ok(Vec::new());
+        let mut t_next = t0;
+        while res.is_ok() && t_next < t0 + duration - 1e-12 {
+            t_next = if args.frame_dt > 0.0 {
+                (t_next + args.frame_dt).min(t0 + duration)
+            } else {
+                t0 + duration
+            };
+            res = sim
+                .advance_to(t_next, |s, st| {
+                    b.set_position(((s.t - t0) * 1e3) as u64);
+                    b.set_message(format!(
+                        "h {:.1e} s  newton {}  cg {}",
+                        st.h, st.newton_iterations, st.cg_iterations
+                    ));
+                })
+                .map_err(anyhow::Error::from)
+                .and_then(|st| {
+                    steps += st.len();
+                    write_frame(sim)?;
+                    Ok(st)
+                });
+        }
         b.finish_and_clear();
         match res {
-            Ok(st) => {
-                steps += st.len();
-                Ok(())
-            }
+            Ok(_) => Ok(()),
             Err(e) => {
                 let state = sim.state();
                 let fabric = &sim.assembler.fabric;
@@ -397,6 +484,7 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
     sim.assembler.contact.colliders = vec![(frictionless, margin)];
     run_phase(&mut sim, args.sew_duration, "sewing")?;
     let gap_sewn = max_gap(&ties, &sim.q);
+    sim.assembler.attachment_stiffness = 0.0;
     sim.assembler.gravity = gravity;
     sim.assembler.drag = 0.0;
     sim.assembler.contact.colliders = vec![(collider.clone(), margin)];
@@ -460,6 +548,8 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
         spacing_m: s,
         material: format!("{:?}", args.material).to_lowercase(),
         grade: args.grade,
+        attached_nodes,
+        frames: frame,
         body: body_name,
         stitch_gaps,
     };

@@ -99,3 +99,64 @@ fn drape_bad_pattern_names_file_and_place() {
     assert!(err.contains("broken.json"), "{err}");
     assert!(err.contains("pattern.panels.a"), "{err}");
 }
+
+#[test]
+fn drape_writes_frames_and_holds_attachment_edges() {
+    let out = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["drape", "--quiet", "--spacing", "60", "--formats", "obj"])
+        .args(["--sew-duration", "0.4", "--duration", "0.05"])
+        .args(["--frame-dt", "0.1", "--attach", "lower_interface"])
+        .arg(repo().join("data/patterns/a_line_skirt.json"))
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("summary.json")).unwrap())
+            .unwrap();
+    // Frames: the placed garment, 4 of sewing (0.1 s apart), 1 of draping.
+    assert_eq!(summary["frames"], 6);
+    let frames = out.path().join("frames");
+    let count = |name: &str| {
+        std::fs::read_to_string(frames.join(name))
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("v "))
+            .count()
+    };
+    let first = std::fs::read_to_string(frames.join("frame_0000.obj")).unwrap();
+    let last = std::fs::read_to_string(frames.join("frame_0005.obj")).unwrap();
+    assert!(count("frame_0000.obj") > 100);
+    assert_eq!(count("frame_0000.obj"), count("frame_0005.obj"));
+    assert_ne!(
+        first, last,
+        "the garment moved between the first and last frame"
+    );
+    assert!(!frames.join("frame_0006.obj").exists());
+    // The waistband's yarn ends (both panels) were held while sewing.
+    assert!(summary["attached_nodes"].as_u64().unwrap() >= 10);
+    assert!(summary["max_seam_gap_after_sewing_m"].as_f64().unwrap() < 0.06);
+}
+
+#[test]
+fn drape_unknown_attachment_label_is_an_error() {
+    let out = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["drape", "--quiet", "--spacing", "60", "--attach", "collar"])
+        .arg(repo().join("data/patterns/a_line_skirt.json"))
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("a_line_skirt.json"), "{err}");
+    assert!(err.contains("\"collar\""), "{err}");
+    assert!(err.contains("lower_interface"), "{err}");
+}

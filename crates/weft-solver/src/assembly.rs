@@ -219,6 +219,13 @@ pub struct Assembler {
     /// potentials deliberately leave alone): a numerical aid for quasi-static
     /// phases such as sewing a garment, where only the end state matters.
     pub drag: f64,
+    /// Attachment springs `(node, p)`: the node is pulled to the fixed point
+    /// `p` (m) by `V = ½ k_a |x - p|²`, `k_a` =
+    /// [`Assembler::attachment_stiffness`]; the garment pipeline holds
+    /// labelled edges to the body with them while sewing. Default empty.
+    pub attachments: Vec<(usize, Vector3<f64>)>,
+    /// Stiffness `k_a` of every attachment spring (N/m).
+    pub attachment_stiffness: f64,
     tie_blocks: Vec<[u32; 9]>,
     /// Time at the end of the step being assembled (s), for moving colliders.
     pub time: f64,
@@ -348,6 +355,8 @@ impl Assembler {
             tie_stiffness: 0.0,
             tie_damping: 0.0,
             drag: 0.0,
+            attachments: Vec::new(),
+            attachment_stiffness: 0.0,
             tie_blocks,
             time: 0.0,
             node_radius,
@@ -671,6 +680,22 @@ impl Assembler {
                     scatter_vec(res.ptr(), &nodes, &map, &re);
                     if with_matrix {
                         scatter_mat(vals.ptr(), blocks, 3, &map, &ae);
+                    }
+                }
+            }
+        }
+
+        // Attachment springs (serial; O(attachments)), node-diagonal blocks.
+        if self.attachment_stiffness > 0.0 {
+            let k = self.attachment_stiffness;
+            for (node, p) in &self.attachments {
+                let o = B * node;
+                let d = Vector3::new(q[o], q[o + 1], q[o + 2]) - p;
+                total.elastic += 0.5 * k * d.norm_squared();
+                for r in 0..3 {
+                    residual[o + r] += h * k * d[r];
+                    if with_matrix {
+                        self.matrix.values[self.matrix.diag[*node]][r][r] += h * h * k;
                     }
                 }
             }

@@ -720,3 +720,90 @@ fn seam_ties_sew_two_patches() {
     let total_mass: f64 = mass.iter().sum();
     assert!(momentum.norm() < 1e-6 * total_mass, "{momentum:?}");
 }
+
+#[test]
+fn attachment_springs_hold_nodes_to_points() {
+    let mut b = FabricBuilder::new(vec![material(Damping::StrainRate(ModeCoefficients {
+        stretch: 1e-3,
+        bending: 1e-7,
+        shear: 1e-3,
+        contact: 0.0,
+    }))])
+    .unwrap();
+    b.add_woven_patch(&WovenPatchSpec::new(
+        "cotton",
+        [0.003, 0.003],
+        [4, 4],
+        [0.0; 3],
+    ))
+    .unwrap();
+    let f = b.build().unwrap();
+    let settings = Settings {
+        dt: 1e-3,
+        dt_max: 5e-3,
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(f, Vector3::zeros(), settings, vec![]);
+    // Two corners held 2 mm above their start.
+    let lift = Vector3::new(0.0, 0.0, 2e-3);
+    let x =
+        |sim: &Simulation, i: usize| Vector3::new(sim.q[B * i], sim.q[B * i + 1], sim.q[B * i + 2]);
+    let targets: Vec<(usize, Vector3<f64>)> = [0usize, 15]
+        .iter()
+        .map(|&i| (i, x(&sim, i) + lift))
+        .collect();
+    sim.assembler.attachments = targets.clone();
+    sim.assembler.attachment_stiffness = 2.0;
+    // Residual = h ∇V (at v = v_n = 0, h = 1 ms) against finite differences
+    // of the energy, and the matrix against finite differences of the
+    // residual.
+    let n = sim.q.len();
+    let h = 1e-3;
+    let q_n = sim.q.clone();
+    let zero = vec![0.0; n];
+    let anchors = sim.anchors.clone();
+    let mut res = vec![0.0; n];
+    sim.assembler.exact_hessians = true;
+    sim.assembler
+        .assemble(&q_n, &zero, &zero, h, &anchors, &mut res, true);
+    let a = dense(&sim.assembler.matrix);
+    let mut r = rng(11);
+    let dir: Vec<f64> = (0..n).map(|_| r()).collect();
+    let eps = 1e-6;
+    let mut buf = vec![0.0; n];
+    let mut energy = |s: f64| {
+        let v: Vec<f64> = dir.iter().map(|d| s * d).collect();
+        let (e, _) = sim
+            .assembler
+            .assemble(&q_n, &zero, &v, h, &anchors, &mut buf, false);
+        (e.elastic, buf.clone())
+    };
+    let ((_, rp), (_, rm)) = (energy(eps), energy(-eps));
+    // d/ds V(q_n + h s dir) = h ∇V·dir; the residual's elastic part is h ∇V
+    // (no inertia at v = v_n). A smaller step for the energy: the yarns'
+    // own energies are cubic at 1e-6.
+    let ((ep, _), (em, _)) = (energy(1e-8), energy(-1e-8));
+    let fd = (ep - em) / 2e-8;
+    let an: f64 = res.iter().zip(&dir).map(|(r, d)| r * d).sum();
+    assert!(
+        (fd - an).abs() < 1e-6 * an.abs().max(1e-12),
+        "energy FD {fd:e} vs residual {an:e}"
+    );
+    let fd_r = (DVector::from_vec(rp) - DVector::from_vec(rm)) / (2.0 * eps);
+    let ad = &a * DVector::from_vec(dir.clone());
+    assert!(
+        (&fd_r - &ad).norm() < 1e-6 * ad.norm(),
+        "matrix vs FD with attachments"
+    );
+    // Dynamics: with a drag the patch settles with both corners at their
+    // points (the patch is free otherwise, so they meet them exactly).
+    sim.assembler.drag = 20.0;
+    sim.advance_to(1.0, |_, _| {}).unwrap();
+    for (i, p) in &targets {
+        let off = (x(&sim, *i) - p).norm();
+        assert!(
+            off < 2e-5,
+            "node {i} is {off:e} m from its attachment point"
+        );
+    }
+}
