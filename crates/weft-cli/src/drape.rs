@@ -223,6 +223,23 @@ pub struct DrapeSummary {
     /// Per stitch (file order): the two sewn edges and the largest tie gap
     /// at the end.
     pub stitch_gaps: Vec<StitchGap>,
+    /// Per panel (file order): what weaving made of it.
+    pub panel_weaves: Vec<PanelWeave>,
+}
+
+/// What weaving made of one panel.
+#[derive(Serialize, Debug, Clone)]
+pub struct PanelWeave {
+    /// Panel name.
+    pub name: String,
+    /// Warp yarn pieces.
+    pub warp_yarns: usize,
+    /// Weft yarn pieces.
+    pub weft_yarns: usize,
+    /// Crossings (nodes).
+    pub crossings: usize,
+    /// Yarn ends on the outline.
+    pub ends: usize,
 }
 
 /// The state of one stitch at the end of a drape.
@@ -329,6 +346,17 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
         })
         .collect();
     let nodes = garment.fabric.node_count();
+    let panel_weaves: Vec<PanelWeave> = garment
+        .panels
+        .iter()
+        .map(|p| PanelWeave {
+            name: p.name.clone(),
+            warp_yarns: p.warp_yarns,
+            weft_yarns: p.weft_yarns,
+            crossings: p.crossings,
+            ends: p.ends,
+        })
+        .collect();
     if !args.quiet {
         eprintln!(
             "weft drape: {} panels, {yarns} yarns, {crossings} crossings, {nodes} nodes, {} stitches, {} seam ties",
@@ -336,6 +364,16 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
             pattern.stitches.len(),
             ties.len()
         );
+        eprintln!(
+            "  {:24} {:>6} {:>6} {:>9} {:>6}",
+            "panel", "warp", "weft", "crossings", "ends"
+        );
+        for p in &panel_weaves {
+            eprintln!(
+                "  {:24} {:>6} {:>6} {:>9} {:>6}",
+                p.name, p.warp_yarns, p.weft_yarns, p.crossings, p.ends
+            );
+        }
     }
     // Body collider.
     let (body, body_name) = load_body(args)?;
@@ -552,6 +590,7 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
         frames: frame,
         body: body_name,
         stitch_gaps,
+        panel_weaves,
     };
     weft_io::atomic_write(&out.join("summary.json"), |w| {
         serde_json::to_writer_pretty(&mut *w, &summary).map_err(std::io::Error::other)
