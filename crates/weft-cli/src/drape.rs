@@ -253,6 +253,8 @@ pub struct StitchGap {
     pub max_gap_m: f64,
     /// Position of the yarn end with the largest gap (m).
     pub widest_at_m: [f64; 3],
+    /// The point on the other edge it is tied to (m).
+    pub widest_target_m: [f64; 3],
 }
 
 fn bar(quiet: bool, len: u64, what: &str) -> ProgressBar {
@@ -556,15 +558,20 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
         .iter()
         .zip(&garment.stitches)
         .map(|(st, rep)| {
-            let (max_gap_m, node) = garment.seams[rep.ties.clone()]
+            let ties = &garment.seams[rep.ties.clone()];
+            let (max_gap_m, k) = ties
                 .iter()
-                .map(|t| (t.gap(xs), t.node))
+                .enumerate()
+                .map(|(k, t)| (t.gap(xs), k))
                 .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
+            let t = &ties[k];
+            let target = xs[t.other[0]] * (1.0 - t.t) + xs[t.other[1]] * t.t;
             StitchGap {
                 a: edge_name(&st.a),
                 b: edge_name(&st.b),
                 max_gap_m,
-                widest_at_m: xs[node].into(),
+                widest_at_m: xs[t.node].into(),
+                widest_target_m: target.into(),
             }
         })
         .collect();
