@@ -251,10 +251,11 @@ pub struct StitchGap {
     pub b: String,
     /// Largest tie gap of the stitch (m).
     pub max_gap_m: f64,
-    /// Position of the yarn end with the largest gap (m).
-    pub widest_at_m: [f64; 3],
+    /// Position of the yarn end with the largest gap (m); `None` for a
+    /// stitch without ties (no yarn end on its edges at this spacing).
+    pub widest_at_m: Option<[f64; 3]>,
     /// The point on the other edge it is tied to (m).
-    pub widest_target_m: [f64; 3],
+    pub widest_target_m: Option<[f64; 3]>,
 }
 
 fn bar(quiet: bool, len: u64, what: &str) -> ProgressBar {
@@ -375,6 +376,21 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
                 "  {:24} {:>6} {:>6} {:>9} {:>6}",
                 p.name, p.warp_yarns, p.weft_yarns, p.crossings, p.ends
             );
+        }
+    }
+    if !args.quiet {
+        for (st, rep) in pattern.stitches.iter().zip(&garment.stitches) {
+            if rep.ends.contains(&0) {
+                let name = |e: &weft_pattern::EdgeRef| {
+                    format!("{}:{}", pattern.panels[e.panel].name, e.edge)
+                };
+                eprintln!(
+                    "note: stitch {} – {} holds no yarn end on one side at {} mm spacing; that side is sewn at its middle only (a finer --spacing sews it along its length)",
+                    name(&st.a),
+                    name(&st.b),
+                    args.spacing
+                );
+            }
         }
     }
     // Body collider.
@@ -559,19 +575,14 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
         .zip(&garment.stitches)
         .map(|(st, rep)| {
             let ties = &garment.seams[rep.ties.clone()];
-            let (max_gap_m, k) = ties
-                .iter()
-                .enumerate()
-                .map(|(k, t)| (t.gap(xs), k))
-                .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
-            let t = &ties[k];
-            let target = xs[t.other[0]] * (1.0 - t.t) + xs[t.other[1]] * t.t;
+            let widest = ties.iter().max_by(|a, b| a.gap(xs).total_cmp(&b.gap(xs)));
             StitchGap {
                 a: edge_name(&st.a),
                 b: edge_name(&st.b),
-                max_gap_m,
-                widest_at_m: xs[t.node].into(),
-                widest_target_m: target.into(),
+                max_gap_m: widest.map_or(0.0, |t| t.gap(xs)),
+                widest_at_m: widest.map(|t| xs[t.node].into()),
+                widest_target_m: widest
+                    .map(|t| (xs[t.other[0]] * (1.0 - t.t) + xs[t.other[1]] * t.t).into()),
             }
         })
         .collect();

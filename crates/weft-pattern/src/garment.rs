@@ -202,7 +202,10 @@ pub struct StitchReport {
 pub struct Garment {
     /// All panels as one fabric (positions in metres, Y up).
     pub fabric: Fabric,
-    /// Seam ties of all stitches (every yarn end on a stitched edge has one).
+    /// Seam ties of all stitches: every yarn end on a stitched edge has one;
+    /// a side whose edge holds no yarn end (shorter than the spacing) is
+    /// sewn by one tie from the panel's yarn end nearest to the edge's
+    /// middle to the other edge's middle.
     pub seams: Vec<SeamTie>,
     /// Per stitch, its ties.
     pub stitches: Vec<StitchReport>,
@@ -403,6 +406,30 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
                     other: pair,
                     t,
                 });
+            }
+            if mine.end_nodes.is_empty() {
+                // An edge shorter than the spacing may hold no yarn end: sew
+                // it at its middle with the panel's nearest yarn end.
+                let own = ends_by_position(&weaves[me.panel], panels[me.panel].first_node);
+                let mo = &outlines[me.panel];
+                let [a0, a1] = mo.edge_range[me.edge];
+                let mid = 0.5 * (a0 + a1);
+                let cyclic = |p: f64| {
+                    let d = (p - mid).rem_euclid(mo.length);
+                    d.min(mo.length - d)
+                };
+                if let Some(&(_, node)) = own
+                    .iter()
+                    .min_by(|x, y| cyclic(x.0).total_cmp(&cyclic(y.0)))
+                {
+                    let (pair, t) = bracket(&ends, 0.5 * (r0 + r1), o.length);
+                    seams.push(SeamTie {
+                        stitch: si,
+                        node,
+                        other: pair,
+                        t,
+                    });
+                }
             }
         }
         let len = |e: crate::spec::EdgeRef| {

@@ -375,3 +375,38 @@ fn grading_scales_every_length() {
         }
     }
 }
+
+#[test]
+fn every_stitch_is_sewn_from_both_sides_at_coarse_spacings() {
+    let Some(dir) = data_dir() else { return };
+    for name in [
+        "gc_shirt_mean.json",
+        "gc_hoody_mean.json",
+        "gc_dress_pencil.json",
+        "gpg_skirt_2_panels.json",
+        "gpg_tee.json",
+    ] {
+        let p = Pattern::from_file(dir.join("patterns").join(name)).unwrap();
+        for spacing in [0.02, 0.04, 0.06] {
+            let g = weave_garment(&p, &WeaveOptions::new(spacing)).unwrap();
+            for (si, (st, rep)) in p.stitches.iter().zip(&g.stitches).enumerate() {
+                let ties = &g.seams[rep.ties.clone()];
+                // Ties from side a start on panel a, from side b on panel b.
+                for side in [st.a, st.b] {
+                    let panel = &g.panels[side.panel];
+                    let from_side = ties
+                        .iter()
+                        .filter(|t| {
+                            (panel.first_node..panel.first_node + panel.nodes).contains(&t.node)
+                        })
+                        .count();
+                    assert!(
+                        from_side >= 1,
+                        "{name} at {spacing} m: stitch {si} has no tie from {}",
+                        panel.name
+                    );
+                }
+            }
+        }
+    }
+}
