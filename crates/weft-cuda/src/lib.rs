@@ -38,5 +38,6 @@ pub mod host;
 pub mod kernels;
 pub mod nvrtc;
 pub mod plan;
+pub mod step;
 
 pub use device::{Device, NoDevice, doctor};

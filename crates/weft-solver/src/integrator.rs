@@ -367,6 +367,13 @@ impl Simulation {
         sim
     }
 
+    /// The DOF mask of the Newton systems (`5 n`): `1.0` for a free DOF,
+    /// `0.0` for a fixed one (pinned DOFs of the fabric and the position
+    /// DOFs of handle nodes).
+    pub fn free_mask(&self) -> &[f64] {
+        &self.free
+    }
+
     /// The current state in weft-core's struct-of-arrays form.
     pub fn state(&self) -> State {
         let n = self.assembler.fabric.node_count();
