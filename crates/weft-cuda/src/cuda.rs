@@ -1296,3 +1296,10 @@ impl DeviceSystem<'_> {
         Ok(self.backend.stream.clone_htod(x)?)
     }
 }
+
+impl DeviceSystem<'_> {
+    /// Uploads a host buffer of any length (benchmark buffers).
+    pub(crate) fn upload_raw(&self, x: &[f64]) -> Result<CudaSlice<f64>, CudaError> {
+        Ok(self.backend.stream.clone_htod(x)?)
+    }
+}

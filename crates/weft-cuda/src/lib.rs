@@ -31,6 +31,7 @@
 //! device; only their host compilation (parity) and NVRTC compilation are
 //! tested.
 
+pub mod bench;
 pub mod cuda;
 pub mod device;
 pub mod emulate;

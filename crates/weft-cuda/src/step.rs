@@ -122,14 +122,23 @@ pub enum CudaStepError {
     /// A device failure.
     #[error(transparent)]
     Cuda(#[from] CudaError),
+    /// A step was rejected where one had to be accepted (benchmarks).
+    #[error("step rejected: {0}")]
+    Rejected(Rejection),
+    /// The adaptive step control gave up (benchmarks).
+    #[error(transparent)]
+    Solver(#[from] SolverError),
 }
 
 /// The device backend of the step: the plan and buffers of a
 /// [`DeviceSystem`], block-Jacobi PCG on the device, and the host mirror of
 /// the coordinates (for handle velocities).
 pub struct CudaStep<'b> {
-    sys: DeviceSystem<'b>,
+    pub(crate) sys: DeviceSystem<'b>,
     q_host: Vec<f64>,
+    /// Largest device memory in use (bytes, whole device, `cuMemGetInfo`)
+    /// seen when the Newton vectors of a step are all allocated.
+    pub(crate) peak_used: usize,
 }
 
 impl StepBackend for CudaStep<'_> {
@@ -240,6 +249,10 @@ impl StepBackend for CudaStep<'_> {
     }
 
     fn to_host<'v>(&mut self, x: &'v CudaSlice<f64>) -> Result<Cow<'v, [f64]>, CudaError> {
+        // Every Newton vector of the step is alive here: sample the memory.
+        if let Ok((free, total)) = cudarc::driver::result::mem_get_info() {
+            self.peak_used = self.peak_used.max(total - free);
+        }
         Ok(Cow::Owned(self.sys.download(x)?))
     }
 
@@ -258,9 +271,9 @@ impl StepBackend for CudaStep<'_> {
 pub struct CudaSimulation<'b> {
     /// The host side of the simulation (see the type docs).
     pub sim: Simulation,
-    step: CudaStep<'b>,
-    q: CudaSlice<f64>,
-    v: CudaSlice<f64>,
+    pub(crate) step: CudaStep<'b>,
+    pub(crate) q: CudaSlice<f64>,
+    pub(crate) v: CudaSlice<f64>,
 }
 
 impl<'b> CudaSimulation<'b> {
@@ -281,6 +294,7 @@ impl<'b> CudaSimulation<'b> {
             step: CudaStep {
                 sys,
                 q_host: sim.q.clone(),
+                peak_used: 0,
             },
             sim,
             q,
