@@ -27,6 +27,12 @@
 //! [`Simulation::rejections`]. After `growth_after` accepted steps in a row
 //! `h` doubles, up to `dt_max`. Steps are cut to land exactly on requested
 //! times. A rejected step below `dt_min` is an error carrying the last reason.
+//!
+//! Backends: the loop above is written once, against
+//! [`crate::step::StepBackend`] ([`Simulation::try_step_with`],
+//! [`Simulation::advance_with`]); [`CpuBackend`] is the CPU implementation
+//! used by [`Simulation::try_step`] and [`Simulation::advance_to`], and
+//! `weft-cuda` implements the same trait on the device.
 
 use crate::assembly::{Assembler, Energies, Tie};
 use crate::bsr::B;
