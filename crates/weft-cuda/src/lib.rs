@@ -35,7 +35,7 @@
 //!   preconditioner); [`step::EmulatedStep`] runs the same step with the
 //!   kernels executed on the host (tests/step.rs: trajectory parity with the
 //!   CPU without a GPU).
-//! - [`bench`]: the device rows of `weft bench --backend cuda`.
+//! - [`mod@bench`]: the device rows of `weft bench --backend cuda`.
 //!
 //! **Not yet run on a GPU**: no kernel of this crate has been launched on a
 //! device; only their host compilation (parity), their serial host
