@@ -7,8 +7,14 @@
 //! handle, a sphere collider, friction anchors, adaptive growth and
 //! rejections) and compare fingerprints of the final state with the ones
 //! printed by the integrator **before** the refactor (commit ccad49a, this
-//! machine's x86-64 build, test profile). A change of any trajectory value
-//! changes the fingerprint.
+//! machine's x86-64 build with AVX-512, glibc 2.36, test profile). A change
+//! of any trajectory value changes the fingerprint.
+//!
+//! faer (the sparse Cholesky factor) picks its SIMD kernels at run time, so
+//! on a CPU of another SIMD level than the reference machine the bits may
+//! legitimately differ: there the step counts must still match exactly and
+//! the values to 1e-9 relative, with a visible message that bit-identity was
+//! not checked.
 
 use nalgebra::Vector3;
 use weft_core::{Damping, FabricBuilder, Material, ModeCoefficients, NodeSelector, WovenPatchSpec};
@@ -87,9 +93,41 @@ fn fingerprint(mut sim: Simulation, t_end: f64) -> ([u64; 7], [usize; 4]) {
     (vals.map(f64::to_bits), counts)
 }
 
+/// The SIMD level faer dispatches to on this CPU (x86-64 micro-architecture
+/// levels); the goldens were recorded at `"v4"`.
+fn simd_level() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return "v4";
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            return "v3";
+        }
+        "v2"
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    "other"
+}
+
 fn check(name: &str, got: ([u64; 7], [usize; 4]), want: ([u64; 7], [usize; 4])) {
     eprintln!("{name}: {:#018x?} {:?}", got.0, got.1);
     assert_eq!(got.1, want.1, "{name}: steps/Newton/CG/rejections changed");
+    if simd_level() != "v4" {
+        for (g, w) in got.0.iter().zip(&want.0) {
+            let (g, w) = (f64::from_bits(*g), f64::from_bits(*w));
+            assert!(
+                (g - w).abs() <= 1e-9 * w.abs(),
+                "{name}: {g:e} vs golden {w:e}"
+            );
+        }
+        eprintln!(
+            "NOTE: {name}: SIMD level {} differs from the reference machine (v4): values checked to 1e-9, bit-identity not checked",
+            simd_level()
+        );
+        return;
+    }
     assert_eq!(
         got.0,
         want.0,
