@@ -41,13 +41,13 @@ fn host_build() -> bool {
     }
 }
 
-/// Runs the patch for 30 steps of 1 ms with the emulated device backend
+/// Runs the patch for `steps` steps of 1 ms with the emulated device backend
 /// and with the CPU backend (block-Jacobi PCG, the device's preconditioner)
 /// at Newton tolerance `tol`; checks the same accepted steps (and, with
 /// `newton_slack`, Newton iterations within it per step). Returns the worst
 /// relative differences (`‖a - b‖₂/‖b‖₂`) of positions and velocities over
 /// the steps and of the final anchors.
-fn compare(tol: f64, newton_slack: Option<usize>) -> [f64; 3] {
+fn compare(tol: f64, newton_slack: Option<usize>, steps: usize) -> [f64; 3] {
     let mut cpu = patch();
     let mut emu = patch();
     for s in [&mut cpu, &mut emu] {
@@ -55,11 +55,21 @@ fn compare(tol: f64, newton_slack: Option<usize>) -> [f64; 3] {
     }
     let mut be = EmulatedStep::new(&emu).unwrap();
     let mut worst = [0.0f64; 3];
-    for k in 1..=30 {
+    let (mut dv_max, mut v_max) = (0.0f64, 0.0f64);
+    let norm = |x: &[f64]| x.iter().map(|a| a * a).sum::<f64>().sqrt();
+    for k in 1..=steps {
         let t = k as f64 * 1e-3;
         let sc = cpu.advance_to(t, |_, _| {}).unwrap();
         let se = advance_emulated(&mut emu, &mut be, t).unwrap();
-        assert_eq!(sc.len(), se.len(), "step {k}: accepted steps differ");
+        assert_eq!(
+            sc.len(),
+            se.len(),
+            "step {k}: accepted steps differ (rejections CPU {:?}, device {:?}; Newton CPU {:?}, device {:?})",
+            cpu.rejections,
+            emu.rejections,
+            sc.iter().map(|s| s.newton_iterations).collect::<Vec<_>>(),
+            se.iter().map(|s| s.newton_iterations).collect::<Vec<_>>()
+        );
         for (a, b) in sc.iter().zip(&se) {
             if let Some(slack) = newton_slack {
                 assert!(
@@ -71,14 +81,19 @@ fn compare(tol: f64, newton_slack: Option<usize>) -> [f64; 3] {
             }
         }
         worst[0] = worst[0].max(rel(&emu.q, &cpu.q));
-        worst[1] = worst[1].max(rel(&emu.v, &cpu.v));
+        // Velocities relative to the largest velocity norm of the run (the
+        // cloth comes nearly to rest, where a per-step relative measure
+        // divides by ~0).
+        dv_max = dv_max.max(rel(&emu.v, &cpu.v) * norm(&cpu.v));
+        v_max = v_max.max(norm(&cpu.v));
     }
+    worst[1] = dv_max / v_max;
     worst[2] = rel(&emu.anchors, &cpu.anchors);
     assert_eq!(emu.t, cpu.t);
     assert!(cpu.dissipated > 0.0);
     assert!((emu.dissipated - cpu.dissipated).abs() <= 1e-6 * cpu.dissipated);
     eprintln!(
-        "emulated device vs CPU, Newton tolerance {tol:e}, 30 steps: worst relative difference q {:.2e}, v {:.2e}, anchors {:.2e}",
+        "emulated device vs CPU, Newton tolerance {tol:e}, {steps} steps: worst relative difference q {:.2e}, v {:.2e}, anchors {:.2e}",
         worst[0], worst[1], worst[2]
     );
     worst
@@ -86,31 +101,34 @@ fn compare(tol: f64, newton_slack: Option<usize>) -> [f64; 3] {
 
 /// At the default Newton tolerance (1e-6 of the force scale) both backends
 /// take the same steps with Newton iterations within 1 of each other, and
-/// stay within 1e-7 relative in positions and 1e-5 in velocities (measured:
-/// 3.3e-8 and 2.1e-6, the size of two independent inexact Newton solves).
+/// stay within 1e-7 relative in positions and 5e-6 in velocities (relative
+/// to the run's largest `‖v‖`) over 30 steps (measured: 3.3e-8 and 8.5e-7,
+/// the size of two independent inexact Newton solves).
 #[test]
 fn emulated_device_step_matches_cpu_trajectory() {
     if !host_build() {
         return;
     }
-    let [q, v, _] = compare(1e-6, Some(1));
+    let [q, v, _] = compare(1e-6, Some(1), 30);
     assert!(q < 1e-7, "positions differ by {q:e}");
-    assert!(v < 1e-5, "velocities differ by {v:e}");
+    assert!(v < 5e-6, "velocities differ by {v:e}");
 }
 
-/// With the Newton tolerance tightened to 1e-9 the differences shrink by
-/// three orders of magnitude (positions < 1e-10, velocities < 1e-8,
-/// anchors < 1e-10; measured 1.1e-11, 1.9e-9, 3e-12): they are the solver
-/// tolerance, not a difference of the model between the backends.
+/// With the Newton tolerance tightened to 1e-8 the differences shrink with
+/// it, over 100 steps (the run of tests/gpu.rs): positions < 2e-9,
+/// velocities < 5e-7, anchors < 1e-9 (measured 5.4e-10, 9.0e-8, 8.6e-11):
+/// they are the solver tolerance, not a difference of the model between
+/// the backends. (At 1e-9 the CPU itself rejects a dozen steps near the
+/// round-off floor and the two step sequences part.)
 #[test]
 fn emulated_device_converges_to_the_cpu_solution() {
     if !host_build() {
         return;
     }
-    let [q, v, a] = compare(1e-9, None);
-    assert!(q < 1e-10, "positions differ by {q:e}");
-    assert!(v < 1e-8, "velocities differ by {v:e}");
-    assert!(a < 1e-10, "anchors differ by {a:e}");
+    let [q, v, a] = compare(1e-8, None, 100);
+    assert!(q < 2e-9, "positions differ by {q:e}");
+    assert!(v < 5e-7, "velocities differ by {v:e}");
+    assert!(a < 1e-9, "anchors differ by {a:e}");
 }
 
 /// Steps that must be rejected are rejected by the device driver for the
