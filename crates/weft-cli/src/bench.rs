@@ -8,34 +8,47 @@
 //! one assembly of residual and matrix, PCG iterations (50 iterations, the
 //! mean), SpMV and a plain memory copy of the same size, and one full
 //! backward-Euler step with Newton to tolerance 1e-6.
+//!
+//! With `--backend cuda` (default sizes 10^5, 10^6 and 4·10^6 nodes) the
+//! rows come from the device ([`weft_cuda::bench::measure`]): time per
+//! assembly, per device-resident PCG iteration with its effective bandwidth
+//! against a device-to-device copy of the same run, per full step, and the
+//! peak device memory per node. Without a usable device it says why and
+//! exits non-zero.
 
+use crate::backend::{BackendChoice, Selected, select};
 use anyhow::Result;
 use clap::Args;
 use nalgebra::Vector3;
 use serde::Serialize;
 use std::time::Instant;
 use weft_core::{Damping, FabricBuilder, Material, ModeCoefficients, NodeSelector, WovenPatchSpec};
+use weft_cuda::cuda::CudaBackend;
 use weft_solver::pcg::{BlockJacobi, CpuOps, pcg};
-use weft_solver::{Settings, Simulation};
+use weft_solver::{LinearSolver, Settings, Simulation};
 
 /// Arguments of `weft bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Woven-patch sizes in nodes (rounded up to a square grid); repeat the
-    /// flag for several configurations.
-    #[arg(long = "nodes", default_values_t = [10_000usize, 100_000, 1_000_000])]
+    /// flag for several configurations. Default: 10^4, 10^5 and 10^6 on the
+    /// CPU; 10^5, 10^6 and 4·10^6 on CUDA.
+    #[arg(long = "nodes")]
     pub nodes: Vec<usize>,
     /// Print a JSON array of records instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Backend: only `cpu` exists so far.
-    #[arg(long, default_value = "cpu")]
-    pub backend: String,
+    /// Engine: `cpu`; `cuda` (the GPU rows; an error naming why when no
+    /// usable device is found); `auto` (CUDA when a device is found, else
+    /// the CPU with a one-line message).
+    #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
+    pub backend: BackendChoice,
     /// Largest patch on which a full backward-Euler step (Newton to
     /// tolerance) is timed; larger patches run a one-iteration memory probe
     /// instead (block-Jacobi PCG needs thousands of iterations there).
-    #[arg(long, default_value_t = 10_000)]
-    pub step_max_nodes: usize,
+    /// Default: 10^4 on the CPU, every size on CUDA.
+    #[arg(long)]
+    pub step_max_nodes: Option<usize>,
 }
 
 /// One benchmark record (DESIGN §8 `weft bench --json`).
@@ -89,7 +102,8 @@ fn peak_rss() -> usize {
         .unwrap_or(0)
 }
 
-fn measure(nodes: usize, backend: &str, full_step: bool) -> Result<Record> {
+/// The benchmark patch of about `nodes` nodes (module docs).
+fn patch_simulation(nodes: usize) -> Result<Simulation> {
     let side = (nodes as f64).sqrt().ceil() as usize;
     let spacing = 0.57e-3;
     let extent = spacing * (side - 1) as f64;
@@ -98,12 +112,21 @@ fn measure(nodes: usize, backend: &str, full_step: bool) -> Result<Record> {
     spec.pinned = vec![NodeSelector::Corner(0), NodeSelector::Corner(1)];
     b.add_woven_patch(&spec)?;
     let fabric = b.build()?;
-    let n = fabric.node_count();
     let settings = Settings {
         dt: 1e-3,
         ..Default::default()
     };
-    let mut sim = Simulation::new(fabric, Vector3::new(0.0, -9.81, 0.0), settings, vec![]);
+    Ok(Simulation::new(
+        fabric,
+        Vector3::new(0.0, -9.81, 0.0),
+        settings,
+        vec![],
+    ))
+}
+
+fn measure(nodes: usize, backend: &str, full_step: bool) -> Result<Record> {
+    let mut sim = patch_simulation(nodes)?;
+    let n = sim.assembler.fabric.node_count();
     let dofs = sim.q.len();
 
     // Assembly (residual + matrix) at the start of a step.
@@ -217,23 +240,142 @@ fn rayon_threads() -> usize {
         .unwrap_or(1)
 }
 
-/// Runs the configurations in increasing size (so the process peak memory
-/// reported for each is its own) and prints a table or JSON.
-pub fn run(args: &BenchArgs) -> Result<()> {
-    if args.backend != "cpu" {
-        anyhow::bail!(
-            "--backend {}: only the cpu backend is available in this build",
-            args.backend
+/// One device benchmark row (`weft bench --backend cuda --json`).
+#[derive(Serialize, Debug)]
+pub struct GpuRecord {
+    backend: &'static str,
+    device: String,
+    nodes: usize,
+    dofs: usize,
+    blocks: usize,
+    assembly_s: f64,
+    pcg_iteration_s: f64,
+    /// Bytes one PCG iteration streams at least.
+    pcg_bytes: f64,
+    /// Effective PCG bandwidth (GB/s).
+    pcg_gbps: f64,
+    /// Device-to-device copy bandwidth of the same run (GB/s).
+    copy_gbps: f64,
+    /// `pcg_gbps / copy_gbps`.
+    pcg_fraction_of_copy: f64,
+    step_s: Option<f64>,
+    step_h: Option<f64>,
+    newton_iterations: Option<usize>,
+    cg_iterations: Option<usize>,
+    peak_device_bytes_per_node: f64,
+}
+
+fn run_cuda(args: &BenchArgs, backend: &CudaBackend) -> Result<()> {
+    let mut sizes = if args.nodes.is_empty() {
+        vec![100_000, 1_000_000, 4_000_000]
+    } else {
+        args.nodes.clone()
+    };
+    sizes.sort_unstable();
+    let step_max = args.step_max_nodes.unwrap_or(usize::MAX);
+    let mut records = Vec::new();
+    for &n in &sizes {
+        if !args.json {
+            eprintln!(
+                "weft bench: woven patch of {n} nodes on {} ...",
+                backend.device.name
+            );
+        }
+        let mut sim = patch_simulation(n)?;
+        sim.settings.linear_solver = LinearSolver::BlockJacobi;
+        let dofs = sim.q.len();
+        let b = weft_cuda::bench::measure(backend, sim, n <= step_max)?;
+        records.push(GpuRecord {
+            backend: "cuda",
+            device: backend.device.name.clone(),
+            nodes: b.nodes,
+            dofs,
+            blocks: b.blocks,
+            assembly_s: b.assembly_s,
+            pcg_iteration_s: b.pcg_iteration_s,
+            pcg_bytes: b.pcg_bytes,
+            pcg_gbps: b.pcg_gbps,
+            copy_gbps: b.copy_gbps,
+            pcg_fraction_of_copy: b.pcg_gbps / b.copy_gbps,
+            step_s: b.step_s,
+            step_h: b.step_h,
+            newton_iterations: b.newton_iterations,
+            cg_iterations: b.cg_iterations,
+            peak_device_bytes_per_node: b.peak_device_bytes as f64 / b.nodes as f64,
+        });
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&records)?);
+        return Ok(());
+    }
+    println!(
+        "{:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9} {:>7} {:>7} {:>9}",
+        "nodes",
+        "blocks",
+        "assembly",
+        "pcg iter",
+        "pcg",
+        "d2d copy",
+        "ratio",
+        "step",
+        "newton",
+        "cg",
+        "peak"
+    );
+    println!(
+        "{:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9} {:>7} {:>7} {:>9}",
+        "", "", "ms", "ms", "GB/s", "GB/s", "", "s", "iters", "iters", "B/node"
+    );
+    for r in &records {
+        println!(
+            "{:>9} {:>10} {:>10.3} {:>10.4} {:>9.1} {:>9.1} {:>6.2} {:>9} {:>7} {:>7} {:>9.0}",
+            r.nodes,
+            r.blocks,
+            r.assembly_s * 1e3,
+            r.pcg_iteration_s * 1e3,
+            r.pcg_gbps,
+            r.copy_gbps,
+            r.pcg_fraction_of_copy,
+            r.step_s.map_or("-".into(), |s| format!("{s:.3}")),
+            r.newton_iterations.map_or("-".into(), |s| s.to_string()),
+            r.cg_iterations.map_or("-".into(), |s| s.to_string()),
+            r.peak_device_bytes_per_node
         );
     }
-    let mut sizes = args.nodes.clone();
+    Ok(())
+}
+
+/// Runs the configurations in increasing size (so the process peak memory
+/// reported for each is its own) and prints a table or JSON.
+///
+/// # Errors
+/// With `--backend cuda`: no usable device (naming why) or a device
+/// failure; a benchmark step that fails.
+pub fn run(args: &BenchArgs) -> Result<()> {
+    // The benchmark patch uses only what the CUDA backend implements, so
+    // the selection depends on the device alone.
+    let probe = patch_simulation(4)?;
+    let selected = select(args.backend, &probe, "weft bench")?;
+    drop(probe);
+    if let Selected::Cuda(b) = &selected {
+        return run_cuda(args, b);
+    }
+    if let Selected::Cpu { reason: Some(_) } = &selected {
+        eprintln!("weft bench: {}", selected.describe());
+    }
+    let mut sizes = if args.nodes.is_empty() {
+        vec![10_000, 100_000, 1_000_000]
+    } else {
+        args.nodes.clone()
+    };
     sizes.sort_unstable();
+    let step_max = args.step_max_nodes.unwrap_or(10_000);
     let mut records = Vec::new();
     for &n in &sizes {
         if !args.json {
             eprintln!("weft bench: woven patch of {n} nodes ...");
         }
-        records.push(measure(n, &args.backend, n <= args.step_max_nodes)?);
+        records.push(measure(n, "cpu", n <= step_max)?);
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&records)?);

@@ -15,6 +15,7 @@
 //! pairs per crossing, each with measure `s`), linear density
 //! `ρ_l = ρ_A s / 2` (warp and weft share the areal density).
 
+use crate::backend::{BackendChoice, Selected, select};
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -174,6 +175,12 @@ pub struct DrapeArgs {
     /// No progress bars.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Engine: `cpu`, `cuda` or `auto` (as `weft run --backend`). Garments
+    /// need seam ties, drag and the triangle-mesh body, which the CUDA
+    /// backend lacks: `cuda` is refused with that reason, `auto` uses the
+    /// CPU and says why.
+    #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
+    pub backend: BackendChoice,
 }
 
 /// `DIR/summary.json` (DESIGN §8 garment pipeline keys, plus the phases'
@@ -225,6 +232,8 @@ pub struct DrapeSummary {
     pub stitch_gaps: Vec<StitchGap>,
     /// Per panel (file order): what weaving made of it.
     pub panel_weaves: Vec<PanelWeave>,
+    /// The backend that stepped the simulation (`"cpu"` or `"cuda"`).
+    pub backend: String,
 }
 
 /// What weaving made of one panel.
@@ -421,6 +430,15 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
         ties.clone(),
     );
     sim.assembler.contact.colliders = vec![(collider.clone(), margin)];
+    let selected = select(args.backend, &sim, "weft drape")?;
+    if let Selected::Cuda(_) = selected {
+        bail!(
+            "weft drape --backend cuda: the sewing and draping phases change gravity, drag and colliders between phases, which the CUDA step driver (fixed at upload) does not follow; use --backend cpu"
+        );
+    }
+    if !args.quiet || matches!(selected, Selected::Cpu { reason: Some(_) }) {
+        eprintln!("weft drape: {}", selected.describe());
+    }
     // Seam ties: the largest initial gap pulls with 5 % of a yarn's axial
     // stiffness; overdamped (time constant ~0.1 s).
     let gap0 = max_gap(&ties, &sim.q).max(s);
@@ -609,6 +627,7 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
         body: body_name,
         stitch_gaps,
         panel_weaves,
+        backend: selected.name().into(),
     };
     weft_io::atomic_write(&out.join("summary.json"), |w| {
         serde_json::to_writer_pretty(&mut *w, &summary).map_err(std::io::Error::other)
@@ -640,6 +659,7 @@ fn print_summary(s: &DrapeSummary, out: &Path) {
             format!("{:.2} mm", s.max_penetration_m * 1e3),
         ),
         ("finite", s.finite.to_string()),
+        ("backend", s.backend.clone()),
     ];
     for (k, v) in rows {
         eprintln!("  {k:16} {v}");

@@ -5,6 +5,7 @@
 //! `bench` (solver benchmarks), `doctor` (the CUDA environment).
 
 mod analyze;
+mod backend;
 mod bench;
 mod drape;
 mod run;

@@ -5,6 +5,7 @@
 //! flushed one by one), so a failed run keeps every frame it finished; on a
 //! solver failure the last good state is still written to `final_state.json`.
 
+use crate::backend::{BackendChoice, Engine, select};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -34,6 +35,14 @@ pub struct RunArgs {
     /// One Newton iteration per step (linearly implicit backward Euler).
     #[arg(long)]
     pub one_iteration: bool,
+    /// Engine: `cpu`; `cuda` (block-Jacobi PCG on the GPU; an error naming
+    /// why when no usable device is found or the scene uses a feature the
+    /// CUDA backend lacks: mesh colliders, self-collision, seam ties, drag,
+    /// the Cholesky preconditioner); `auto` (CUDA when possible, else the
+    /// CPU with a one-line message saying why). The CUDA path has not yet
+    /// been verified on a GPU, hence the default `cpu`.
+    #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
+    pub backend: BackendChoice,
 }
 
 /// Converts a scene collider into the solver's collider.
@@ -139,6 +148,8 @@ pub struct RunSummary {
     pub frames: usize,
     /// Wall time (s).
     pub wall_s: f64,
+    /// The backend used (`"cpu"` or `"cuda"`).
+    pub backend: &'static str,
 }
 
 fn row(sim: &mut Simulation, h: f64, newton: usize, cg: usize) -> EnergyRow {
@@ -162,13 +173,25 @@ fn row(sim: &mut Simulation, h: f64, newton: usize, cg: usize) -> EnergyRow {
 /// errors, and a solver failure (the step fell below `dt_min`, naming the
 /// reason and element); in the last case the outputs up to the failure are
 /// kept and `final_state.json` holds the last good state.
-pub fn run_scene(scene: &Path, out: &Path, quiet: bool, one_iteration: bool) -> Result<RunSummary> {
+pub fn run_scene(
+    scene: &Path,
+    out: &Path,
+    quiet: bool,
+    one_iteration: bool,
+    backend: BackendChoice,
+) -> Result<RunSummary> {
     let start = Instant::now();
     let scene = Scene::from_path(scene)?;
     let built = scene.build()?;
     let (duration, interval) = (built.duration, built.output.interval);
     let write_obj = !built.output.formats.is_empty();
-    let mut sim = simulation(built, one_iteration)?;
+    let sim = simulation(built, one_iteration)?;
+    let selected = select(backend, &sim, "weft run")?;
+    let engine_name = selected.name();
+    if !quiet || matches!(selected, crate::backend::Selected::Cpu { reason: Some(_) }) {
+        eprintln!("weft run: {}", selected.describe());
+    }
+    let mut engine = Engine::new(&selected, sim)?;
     std::fs::create_dir_all(out.join("frames"))
         .with_context(|| format!("cannot create {}", out.display()))?;
     let mut csv = EnergyCsv::create(out.join("energy.csv"))?;
@@ -184,14 +207,14 @@ pub fn run_scene(scene: &Path, out: &Path, quiet: bool, one_iteration: bool) -> 
         )
         .expect("valid template"),
     );
-    let h0 = sim.h;
-    let first = row(&mut sim, h0, 0, 0);
+    let h0 = engine.sim().h;
+    let first = row(engine.sim_mut(), h0, 0, 0);
     csv.append(&first)?;
     if write_obj {
         weft_io::write_obj_frame(
             weft_io::frame_path(out, 0, "obj"),
-            &sim.assembler.fabric,
-            &sim.state(),
+            &engine.sim().assembler.fabric,
+            &engine.sim().state(),
         )?;
     }
     let (mut steps, mut newton_total, mut cg_total) = (0usize, 0usize, 0usize);
@@ -201,8 +224,8 @@ pub fn run_scene(scene: &Path, out: &Path, quiet: bool, one_iteration: bool) -> 
         } else {
             k as f64 * interval
         };
-        let (mut newton, mut cg, mut last_h) = (0usize, 0usize, sim.h);
-        let result = sim.advance_to(t_k, |s, st| {
+        let (mut newton, mut cg, mut last_h) = (0usize, 0usize, engine.sim().h);
+        let result = engine.advance_to(t_k, |s, st| {
             newton += st.newton_iterations;
             cg += st.cg_iterations;
             last_h = st.h;
@@ -215,6 +238,7 @@ pub fn run_scene(scene: &Path, out: &Path, quiet: bool, one_iteration: bool) -> 
             Ok(st) => steps += st.len(),
             Err(e) => {
                 bar.abandon();
+                let sim = engine.sim();
                 weft_io::write_final_state(
                     out.join("final_state.json"),
                     &sim.state(),
@@ -229,13 +253,13 @@ pub fn run_scene(scene: &Path, out: &Path, quiet: bool, one_iteration: bool) -> 
         }
         newton_total += newton;
         cg_total += cg;
-        let r = row(&mut sim, last_h, newton, cg);
+        let r = row(engine.sim_mut(), last_h, newton, cg);
         csv.append(&r)?;
         if write_obj {
             weft_io::write_obj_frame(
                 weft_io::frame_path(out, k, "obj"),
-                &sim.assembler.fabric,
-                &sim.state(),
+                &engine.sim().assembler.fabric,
+                &engine.sim().state(),
             )?;
         }
         bar.inc(1);
@@ -249,6 +273,7 @@ pub fn run_scene(scene: &Path, out: &Path, quiet: bool, one_iteration: bool) -> 
         out.join("energy.svg"),
         &weft_analysis::PlotOptions::default(),
     )?;
+    let sim = engine.sim();
     weft_io::write_final_state(
         out.join("final_state.json"),
         &sim.state(),
@@ -260,6 +285,7 @@ pub fn run_scene(scene: &Path, out: &Path, quiet: bool, one_iteration: bool) -> 
         rejected,
         frames: frames + 1,
         wall_s: start.elapsed().as_secs_f64(),
+        backend: engine_name,
     };
     if !quiet {
         let reasons: Vec<String> = sim
@@ -268,7 +294,7 @@ pub fn run_scene(scene: &Path, out: &Path, quiet: bool, one_iteration: bool) -> 
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
         eprintln!(
-            "weft run: {duration} s simulated in {steps} steps ({rejected} rejected{}), {:.1} Newton and {:.0} CG iterations per step, {:.2} s wall -> {}",
+            "weft run: {duration} s simulated on {engine_name} in {steps} steps ({rejected} rejected{}), {:.1} Newton and {:.0} CG iterations per step, {:.2} s wall -> {}",
             if reasons.is_empty() {
                 String::new()
             } else {
@@ -285,5 +311,12 @@ pub fn run_scene(scene: &Path, out: &Path, quiet: bool, one_iteration: bool) -> 
 
 /// `weft run`.
 pub fn run(args: &RunArgs) -> Result<()> {
-    run_scene(&args.scene, &args.out, args.quiet, args.one_iteration).map(|_| ())
+    run_scene(
+        &args.scene,
+        &args.out,
+        args.quiet,
+        args.one_iteration,
+        args.backend,
+    )
+    .map(|_| ())
 }

@@ -236,6 +236,7 @@ pub struct DeviceSystem<'b> {
     scalars: CudaSlice<f64>,
     rz_new: CudaSlice<f64>,
     tmp: CudaSlice<f64>,
+    max_idx: CudaSlice<u32>,
     anchor_count: usize,
     x: CudaSlice<f64>,
     r: CudaSlice<f64>,
@@ -379,6 +380,7 @@ impl<'b> DeviceSystem<'b> {
             scalars: s.alloc_zeros(2)?,
             rz_new: s.alloc_zeros(1)?,
             tmp: s.alloc_zeros(1)?,
+            max_idx: s.alloc_zeros(1)?,
             anchor_count: plan.anchor_node.len(),
             x: s.alloc_zeros(len)?,
             r: s.alloc_zeros(len)?,
@@ -445,6 +447,17 @@ impl<'b> DeviceSystem<'b> {
         h: f64,
         with_matrix: bool,
     ) -> Result<(Energies, StrainPeak), CudaError> {
+        let e = self.assemble_energies(h, with_matrix)?;
+        let peak = self.strain_peak()?;
+        Ok((e, peak))
+    }
+
+    /// As [`DeviceSystem::assemble`] without the strain peak (reads back
+    /// the 4 energies only).
+    ///
+    /// # Errors
+    /// [`CudaError::Driver`] when a launch or copy fails.
+    pub fn assemble_energies(&mut self, h: f64, with_matrix: bool) -> Result<Energies, CudaError> {
         let b = self.backend;
         let s = &b.stream;
         let n_all = self.len();
@@ -607,8 +620,7 @@ impl<'b> DeviceSystem<'b> {
                 .launch(grid(self.nodes))?;
         }
         let en = s.clone_dtoh(&self.energies)?;
-        let peak = self.strain_peak()?;
-        Ok((energies_from(&en), peak))
+        Ok(energies_from(&en))
     }
 
     fn strain_peak(&mut self) -> Result<StrainPeak, CudaError> {
@@ -728,6 +740,19 @@ impl<'b> DeviceSystem<'b> {
         max_iterations: usize,
     ) -> Result<(PcgResult, Vec<f64>), CudaError> {
         check_len("b", b.len(), self.len())?;
+        self.backend.stream.memcpy_htod(b, &mut self.r)?;
+        let res = self.solve_resident(tolerance, max_iterations)?;
+        Ok((res, self.backend.stream.clone_dtoh(&self.x)?))
+    }
+
+    /// The device-resident PCG loop of [`DeviceSystem::solve`] on the
+    /// right-hand side already in the system's `r` buffer; the solution is
+    /// left in its `x` buffer (nothing but scalars is read back).
+    fn solve_resident(
+        &mut self,
+        tolerance: f64,
+        max_iterations: usize,
+    ) -> Result<PcgResult, CudaError> {
         let bk = self.backend;
         let s = &bk.stream;
         let len = self.len();
@@ -737,7 +762,6 @@ impl<'b> DeviceSystem<'b> {
         let red = reduction_grid(len);
         s.memset_zeros(&mut self.x)?;
         // x = 0, so r = mask(b).
-        s.memcpy_htod(b, &mut self.r)?;
         // SAFETY (all launches): signatures of kernels/weft_pcg.cu; vectors
         // have 5 n entries, partial at least max(blocks) entries.
         unsafe {
@@ -756,14 +780,11 @@ impl<'b> DeviceSystem<'b> {
         let bb = reduce_into(bk, &self.partial, red.grid_dim.0, &mut self.tmp)?;
         let b_norm = bb.sqrt();
         if b_norm == 0.0 {
-            return Ok((
-                PcgResult {
-                    status: PcgStatus::Converged,
-                    iterations: 0,
-                    relative_residual: 0.0,
-                },
-                vec![0.0; len],
-            ));
+            return Ok(PcgResult {
+                status: PcgStatus::Converged,
+                iterations: 0,
+                relative_residual: 0.0,
+            });
         }
         unsafe {
             s.launch_builder(bk.f("weft_block_jacobi_apply_dot"))
@@ -779,20 +800,17 @@ impl<'b> DeviceSystem<'b> {
         s.memcpy_dtod(&self.tmp, &mut self.scalars.slice_mut(0..1))?;
         s.memcpy_dtod(&self.z, &mut self.p)?;
         let mut rr = bb;
-        let finish = |s: &Arc<CudaStream>, x: &CudaSlice<f64>, status, iterations, rel| {
-            Ok::<_, CudaError>((
-                PcgResult {
-                    status,
-                    iterations,
-                    relative_residual: rel,
-                },
-                s.clone_dtoh(x)?,
-            ))
+        let finish = |status, iterations, rel| {
+            Ok::<_, CudaError>(PcgResult {
+                status,
+                iterations,
+                relative_residual: rel,
+            })
         };
         for it in 0..max_iterations {
             let rn = rr.sqrt();
             if rn <= tolerance * b_norm {
-                return finish(s, &self.x, PcgStatus::Converged, it, rn / b_norm);
+                return finish(PcgStatus::Converged, it, rn / b_norm);
             }
             unsafe {
                 s.launch_builder(bk.f("weft_bsr_spmv_dot"))
@@ -811,7 +829,7 @@ impl<'b> DeviceSystem<'b> {
                 if it == 0 {
                     s.memcpy_dtod(&self.z, &mut self.x)?;
                 }
-                return finish(s, &self.x, PcgStatus::NegativeCurvature, it, rn / b_norm);
+                return finish(PcgStatus::NegativeCurvature, it, rn / b_norm);
             }
             // scalars[1] = pᵀAp.
             s.memcpy_dtod(&self.tmp, &mut self.scalars.slice_mut(1..2))?;
@@ -855,7 +873,7 @@ impl<'b> DeviceSystem<'b> {
         } else {
             PcgStatus::MaxIterations
         };
-        finish(s, &self.x, status, max_iterations, rn / b_norm)
+        finish(status, max_iterations, rn / b_norm)
     }
 }
 
@@ -1025,5 +1043,263 @@ impl LinearOps for CudaOps<'_, '_> {
     fn mask(&self, v: &mut [f64]) {
         let v0 = v.to_vec();
         self.run(v, |sys| elementwise(sys, "weft_mask", 0.0, &v0, &v0));
+    }
+}
+
+/// Device vector operations of the step driver ([`crate::step`]); every
+/// vector has `5 n` entries and stays on the device; only scalars are read
+/// back.
+impl DeviceSystem<'_> {
+    /// A device vector of `5 n` zeros.
+    pub(crate) fn zeros(&self) -> Result<CudaSlice<f64>, CudaError> {
+        Ok(self.backend.stream.alloc_zeros(self.len())?)
+    }
+
+    /// `dst = src`.
+    pub(crate) fn copy(
+        &self,
+        src: &CudaSlice<f64>,
+        dst: &mut CudaSlice<f64>,
+    ) -> Result<(), CudaError> {
+        Ok(self.backend.stream.memcpy_dtod(src, dst)?)
+    }
+
+    /// `x = 0`.
+    pub(crate) fn set_zero(&self, x: &mut CudaSlice<f64>) -> Result<(), CudaError> {
+        Ok(self.backend.stream.memset_zeros(x)?)
+    }
+
+    /// `y += a x` (`weft_axpy`).
+    pub(crate) fn axpy(
+        &self,
+        a: f64,
+        x: &CudaSlice<f64>,
+        y: &mut CudaSlice<f64>,
+    ) -> Result<(), CudaError> {
+        let b = self.backend;
+        let li = self.len() as i32;
+        // SAFETY: signature of weft_axpy (len, a, x, y); both have 5 n entries.
+        unsafe {
+            b.stream
+                .launch_builder(b.f("weft_axpy"))
+                .arg(&li)
+                .arg(&a)
+                .arg(x)
+                .arg(y)
+                .launch(grid(self.len()))?;
+        }
+        Ok(())
+    }
+
+    /// Zeroes the fixed DOFs of `x` (`weft_mask`).
+    pub(crate) fn mask(&self, x: &mut CudaSlice<f64>) -> Result<(), CudaError> {
+        let b = self.backend;
+        let li = self.len() as i32;
+        // SAFETY: signature of weft_mask (len, free, v); 5 n entries.
+        unsafe {
+            b.stream
+                .launch_builder(b.f("weft_mask"))
+                .arg(&li)
+                .arg(&self.free)
+                .arg(x)
+                .launch(grid(self.len()))?;
+        }
+        Ok(())
+    }
+
+    /// `out = q_n + h v` (`weft_advance`).
+    pub(crate) fn advance_into(
+        &self,
+        q_n: &CudaSlice<f64>,
+        v: &CudaSlice<f64>,
+        h: f64,
+        out: &mut CudaSlice<f64>,
+    ) -> Result<(), CudaError> {
+        let b = self.backend;
+        let li = self.len() as i32;
+        // SAFETY: signature of weft_advance (n, q_n, v, h, q); 5 n entries.
+        unsafe {
+            b.stream
+                .launch_builder(b.f("weft_advance"))
+                .arg(&li)
+                .arg(q_n)
+                .arg(v)
+                .arg(&h)
+                .arg(out)
+                .launch(grid(self.len()))?;
+        }
+        Ok(())
+    }
+
+    /// `xᵀy` (`weft_dot_partial` + `weft_sum_partials`; one scalar read).
+    pub(crate) fn dot_dev(
+        &mut self,
+        x: &CudaSlice<f64>,
+        y: &CudaSlice<f64>,
+    ) -> Result<f64, CudaError> {
+        let bk = self.backend;
+        let li = self.len() as i32;
+        let red = reduction_grid(self.len());
+        // SAFETY: signature of weft_dot_partial; partial holds ≥ blocks.
+        unsafe {
+            bk.stream
+                .launch_builder(bk.f("weft_dot_partial"))
+                .arg(&li)
+                .arg(x)
+                .arg(y)
+                .arg(&mut self.partial)
+                .launch(red)?;
+        }
+        reduce_into(bk, &self.partial, red.grid_dim.0, &mut self.tmp)
+    }
+
+    /// `(max |x_i|, i)` over the `5 n` entries (NaN ignored; `(0, 0)` when
+    /// every entry is NaN), two launches of `weft_max_abs`, two scalars read.
+    pub(crate) fn max_abs(&mut self, x: &CudaSlice<f64>) -> Result<(f64, usize), CudaError> {
+        let b = self.backend;
+        let s = &b.stream;
+        let cfg = reduction_grid(self.len());
+        let blocks = cfg.grid_dim.0 as i32;
+        let n = self.len() as i32;
+        let null = 0u64;
+        // SAFETY: signature of weft_max_abs; partial/part_idx hold at least
+        // `blocks` (≤ MAX_REDUCTION_BLOCKS) entries; a null idx_in is a zero
+        // pointer; max_val/max_idx hold one entry.
+        unsafe {
+            s.launch_builder(b.f("weft_max_abs"))
+                .arg(&n)
+                .arg(x)
+                .arg(&null)
+                .arg(&mut self.partial)
+                .arg(&mut self.part_idx)
+                .launch(cfg)?;
+            s.launch_builder(b.f("weft_max_abs"))
+                .arg(&blocks)
+                .arg(&self.partial)
+                .arg(&self.part_idx)
+                .arg(&mut self.tmp)
+                .arg(&mut self.max_idx)
+                .launch(LaunchConfig {
+                    grid_dim: (1, 1, 1),
+                    block_dim: (THREADS, 1, 1),
+                    shared_mem_bytes: 0,
+                })?;
+        }
+        let v = s.clone_dtoh(&self.tmp)?[0];
+        let i = s.clone_dtoh(&self.max_idx)?[0] as usize;
+        Ok(if v < 0.0 { (0.0, 0) } else { (v, i) })
+    }
+
+    /// Copies the step-start state into the system's `q_n`, `v_n` buffers
+    /// (once per step).
+    pub(crate) fn load_step_state(
+        &mut self,
+        q_n: &CudaSlice<f64>,
+        v_n: &CudaSlice<f64>,
+    ) -> Result<(), CudaError> {
+        let s = &self.backend.stream;
+        s.memcpy_dtod(q_n, &mut self.q_n)?;
+        s.memcpy_dtod(v_n, &mut self.v_n)?;
+        Ok(())
+    }
+
+    /// Assembles at the iterate `v` (copied into the system's `v` buffer)
+    /// and swaps the masked residual into `r` (no copy).
+    pub(crate) fn assemble_into(
+        &mut self,
+        v: &CudaSlice<f64>,
+        h: f64,
+        r: &mut CudaSlice<f64>,
+        with_matrix: bool,
+    ) -> Result<Energies, CudaError> {
+        self.backend.stream.memcpy_dtod(v, &mut self.v)?;
+        let e = self.assemble_energies(h, with_matrix)?;
+        let bk = self.backend;
+        let li = self.len() as i32;
+        let cfg = grid(self.len());
+        // SAFETY: signature of weft_mask (len, free, v); 5 n entries.
+        unsafe {
+            bk.stream
+                .launch_builder(bk.f("weft_mask"))
+                .arg(&li)
+                .arg(&self.free)
+                .arg(&mut self.residual)
+                .launch(cfg)?;
+        }
+        std::mem::swap(&mut self.residual, r);
+        Ok(e)
+    }
+
+    /// Solves `A dv = rhs` with block-Jacobi PCG on the device from
+    /// `dv = 0` (preconditioner set up from the current matrix); the
+    /// solution is swapped into `dv`.
+    pub(crate) fn solve_into(
+        &mut self,
+        rhs: &CudaSlice<f64>,
+        dv: &mut CudaSlice<f64>,
+        tolerance: f64,
+        max_iterations: usize,
+    ) -> Result<PcgResult, CudaError> {
+        self.setup_preconditioner()?;
+        self.backend.stream.memcpy_dtod(rhs, &mut self.r)?;
+        let res = self.solve_resident(tolerance, max_iterations)?;
+        std::mem::swap(&mut self.x, dv);
+        Ok(res)
+    }
+
+    /// Uploads the friction anchors (m, one per fabric anchor).
+    pub(crate) fn set_anchors(&mut self, anchors: &[f64]) -> Result<(), CudaError> {
+        if anchors.is_empty() {
+            return Ok(());
+        }
+        check_len("anchors", anchors.len(), self.anchor_count)?;
+        Ok(self
+            .backend
+            .stream
+            .memcpy_htod(anchors, &mut self.anchors)?)
+    }
+
+    /// Uploads the colliders of the step (plane, sphere, capsule at the
+    /// step's end time).
+    pub(crate) fn set_colliders(&mut self, colliders: &[GpuCollider]) -> Result<(), CudaError> {
+        let s = &self.backend.stream;
+        self.collider_count = colliders.len();
+        self.colliders = if colliders.is_empty() {
+            None
+        } else {
+            Some(s.clone_htod(colliders)?)
+        };
+        Ok(())
+    }
+
+    /// Writes single entries `x[i] = value` (a few per step: handle DOFs).
+    pub(crate) fn set_entries(
+        &self,
+        x: &mut CudaSlice<f64>,
+        entries: &[(usize, f64)],
+    ) -> Result<(), CudaError> {
+        let s = &self.backend.stream;
+        for &(i, val) in entries {
+            s.memcpy_htod(&[val], &mut x.slice_mut(i..i + 1))?;
+        }
+        Ok(())
+    }
+
+    /// The entries of a device vector on the host.
+    pub(crate) fn download(&self, x: &CudaSlice<f64>) -> Result<Vec<f64>, CudaError> {
+        Ok(self.backend.stream.clone_dtoh(x)?)
+    }
+
+    /// Uploads a host vector of `5 n` entries into a new device vector.
+    pub(crate) fn upload(&self, x: &[f64]) -> Result<CudaSlice<f64>, CudaError> {
+        check_len("state", x.len(), self.len())?;
+        Ok(self.backend.stream.clone_htod(x)?)
+    }
+}
+
+impl DeviceSystem<'_> {
+    /// Uploads a host buffer of any length (benchmark buffers).
+    pub(crate) fn upload_raw(&self, x: &[f64]) -> Result<CudaSlice<f64>, CudaError> {
+        Ok(self.backend.stream.clone_htod(x)?)
     }
 }

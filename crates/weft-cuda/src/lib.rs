@@ -27,10 +27,22 @@
 //! mirroring `weft_solver::Assembler::exact_hessians`). **Left to the CPU**: triangle-mesh
 //! colliders and self-collision repulsion.
 //!
+//! - [`step`]: the backward-Euler step on the device. [`step::CudaStep`]
+//!   implements `weft_solver::StepBackend`, so the CPU's own Newton loop and
+//!   adaptive step control drive the kernels ([`step::CudaSimulation`]);
+//!   [`step::check_supported`] refuses up front what the kernels lack (mesh
+//!   colliders, self-collision, seam ties, drag, the Cholesky
+//!   preconditioner); [`step::EmulatedStep`] runs the same step with the
+//!   kernels executed on the host (tests/step.rs: trajectory parity with the
+//!   CPU without a GPU).
+//! - [`mod@bench`]: the device rows of `weft bench --backend cuda`.
+//!
 //! **Not yet run on a GPU**: no kernel of this crate has been launched on a
-//! device; only their host compilation (parity) and NVRTC compilation are
-//! tested.
+//! device; only their host compilation (parity), their serial host
+//! execution (emulation, including the whole step) and NVRTC compilation
+//! are tested.
 
+pub mod bench;
 pub mod cuda;
 pub mod device;
 pub mod emulate;
@@ -38,5 +50,6 @@ pub mod host;
 pub mod kernels;
 pub mod nvrtc;
 pub mod plan;
+pub mod step;
 
 pub use device::{Device, NoDevice, doctor};

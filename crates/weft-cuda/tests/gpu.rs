@@ -4,7 +4,10 @@
 //! device system; 1e-10 relative, `‖a - b‖₂/‖b‖₂` over all entries), and
 //! PCG on the default (projected, SPD) matrix (block-Jacobi inverses 1e-10; device-resident
 //! fused PCG and the host PCG over `CudaOps`: iterations within 2 of the
-//! CPU, solutions within 1e-10) on the scene of tests/common.
+//! CPU, solutions within 1e-10) on the scene of tests/common; and a
+//! 100-step trajectory of the device step driver against the CPU
+//! (positions 1e-8 relative, velocities 1e-6 of the largest, Newton
+//! tolerance 1e-8).
 //!
 //! Every test skips with a visible message when no CUDA device (or no
 //! NVRTC) is available. As of this commit they have never run on a GPU.
@@ -126,4 +129,47 @@ fn gpu_pcg_matches_the_cpu_pcg() {
         "CudaOps solution {:.3e}",
         rel(&x_ops, &x_cpu)
     );
+}
+
+/// 100 steps of the device step driver (`CudaSimulation`: the CPU's Newton
+/// loop on the kernels) against the CPU backend with block-Jacobi PCG on
+/// the patch of tests/common, Newton tolerance 1e-8: the same accepted
+/// steps and rejections, positions within 1e-8 relative
+/// (`‖a - b‖₂/‖b‖₂`) at every step and velocities within 1e-6 of the run's
+/// largest `‖v‖₂`. (The emulated kernels give 5.4e-10 and 9.0e-8 on the
+/// same run, tests/step.rs.)
+#[test]
+fn gpu_trajectory_matches_cpu_for_100_steps() {
+    use weft_cuda::step::CudaSimulation;
+    let Some(b) = backend("GPU 100-step trajectory parity") else {
+        return;
+    };
+    let mut cpu = common::patch();
+    cpu.settings.newton_tolerance = 1e-8;
+    let mut start = common::patch();
+    start.settings.newton_tolerance = 1e-8;
+    let mut gpu = CudaSimulation::new(&b, start).unwrap();
+    let norm = |x: &[f64]| x.iter().map(|a| a * a).sum::<f64>().sqrt();
+    let (mut worst_q, mut dv_max, mut v_max) = (0.0f64, 0.0f64, 0.0f64);
+    for k in 1..=100 {
+        let t = k as f64 * 1e-3;
+        let sc = cpu.advance_to(t, |_, _| {}).unwrap();
+        let sg = gpu.advance_to(t, |_, _| {}).unwrap();
+        assert_eq!(
+            sc.len(),
+            sg.len(),
+            "step {k}: accepted steps differ (rejections CPU {:?}, GPU {:?})",
+            cpu.rejections,
+            gpu.sim.rejections
+        );
+        let eq = rel(&gpu.sim.q, &cpu.q);
+        worst_q = worst_q.max(eq);
+        assert!(eq < 1e-8, "step {k}: positions differ by {eq:e}");
+        dv_max = dv_max.max(rel(&gpu.sim.v, &cpu.v) * norm(&cpu.v));
+        v_max = v_max.max(norm(&cpu.v));
+    }
+    assert_eq!(gpu.sim.rejections, cpu.rejections);
+    let wv = dv_max / v_max;
+    eprintln!("GPU vs CPU over 100 steps: worst relative difference q {worst_q:.2e}, v {wv:.2e}");
+    assert!(wv < 1e-6, "velocities differ by {wv:e} of the largest |v|");
 }

@@ -377,6 +377,11 @@ impl Assembler {
         B * self.fabric.node_count()
     }
 
+    /// The seam ties of the pattern (empty without seams).
+    pub fn ties(&self) -> &[Tie] {
+        &self.ties
+    }
+
     /// The greedy colouring of the stretch segments (`fabric.elements.segments`):
     /// one list of segment indices per colour, no two segments of a colour
     /// sharing a node. The GPU backend launches the same colours.

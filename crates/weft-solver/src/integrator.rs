@@ -27,13 +27,21 @@
 //! [`Simulation::rejections`]. After `growth_after` accepted steps in a row
 //! `h` doubles, up to `dt_max`. Steps are cut to land exactly on requested
 //! times. A rejected step below `dt_min` is an error carrying the last reason.
+//!
+//! Backends: the loop above is written once, against
+//! [`crate::step::StepBackend`] ([`Simulation::try_step_with`],
+//! [`Simulation::advance_with`]); [`CpuBackend`] is the CPU implementation
+//! used by [`Simulation::try_step`] and [`Simulation::advance_to`], and
+//! `weft-cuda` implements the same trait on the device.
 
 use crate::assembly::{Assembler, Energies, Tie};
 use crate::bsr::B;
 use crate::cholesky::SparseCholesky;
 use crate::par::{inf_norm, norm2, update};
 use crate::pcg::{BlockJacobi, CpuOps, PcgResult, PcgStatus, pcg};
+use crate::step::{StepBackend, StepHost};
 use nalgebra::Vector3;
+use std::borrow::Cow;
 use thiserror::Error;
 use weft_core::{Fabric, State};
 
@@ -193,6 +201,9 @@ pub enum SolverError {
         /// The last rejection.
         reason: Rejection,
     },
+    /// The step backend itself failed (e.g. a CUDA driver call).
+    #[error("step backend failed: {0}")]
+    Backend(String),
 }
 
 /// Statistics of one accepted step.
@@ -268,7 +279,7 @@ pub struct Simulation {
     gravity_scale: f64,
     residual: Vec<f64>,
     strain_ref: Vec<f64>,
-    cholesky: Option<SparseCholesky>,
+    cpu: CpuBackend,
     /// Number of free DOFs (the free mask is fixed at construction).
     free_dofs: usize,
 }
@@ -355,25 +366,22 @@ impl Simulation {
             gravity_scale,
             residual: vec![0.0; B * n],
             strain_ref: vec![0.0; segs],
-            cholesky: None,
+            cpu: CpuBackend {
+                cholesky: None,
+                len: B * n,
+            },
             free_dofs: 0,
         };
         sim.free_dofs = sim.free.iter().filter(|&&f| f != 0.0).count();
-        sim.strain_ref = sim.stretch_strains(&sim.q.clone());
+        sim.strain_ref = stretch_strains(&sim.assembler.fabric, &sim.q);
         sim
     }
 
-    fn stretch_strains(&self, q: &[f64]) -> Vec<f64> {
-        let f = &self.assembler.fabric;
-        f.elements
-            .segments
-            .iter()
-            .map(|s| {
-                let (a, b, k) = (B * s.a, B * s.b, s.family.slot());
-                let dx = Vector3::new(q[b] - q[a], q[b + 1] - q[a + 1], q[b + 2] - q[a + 2]);
-                dx.norm() / (q[b + k] - q[a + k]) - 1.0
-            })
-            .collect()
+    /// The DOF mask of the Newton systems (`5 n`): `1.0` for a free DOF,
+    /// `0.0` for a fixed one (pinned DOFs of the fabric and the position
+    /// DOFs of handle nodes).
+    pub fn free_mask(&self) -> &[f64] {
+        &self.free
     }
 
     /// The current state in weft-core's struct-of-arrays form.
@@ -405,272 +413,152 @@ impl Simulation {
         e
     }
 
-    /// Whether the Newton systems use the sparse Cholesky preconditioner.
-    fn use_cholesky(&self) -> bool {
-        match self.settings.linear_solver {
-            LinearSolver::BlockJacobi => false,
-            LinearSolver::Cholesky => true,
-            LinearSolver::Auto => self.free_dofs <= CHOLESKY_MAX_DOFS,
-        }
-    }
-
-    /// Solves `A dv = rhs` (A = the assembled system matrix) by PCG to the
-    /// relative tolerance `eta`, starting from `dv`. With the Cholesky
-    /// preconditioner a factor from an earlier matrix is tried first with
-    /// at most [`CHOLESKY_STALE_ITERATIONS`] iterations; if that does not
-    /// converge the matrix is refactored and the solve continues from the
-    /// iterate reached. Returns the PCG result and whether `A` was found
-    /// indefinite (a failed factorisation or a negative-curvature direction);
-    /// with the projected (SPD) matrix a failed factorisation falls back to
-    /// block-Jacobi instead.
-    fn solve_linear(&mut self, rhs: &[f64], dv: &mut [f64], eta: f64) -> (PcgResult, bool) {
-        let max_it = self.settings.cg_max_iterations;
-        let exact = self.assembler.exact_hessians;
-        let a = &self.assembler.matrix;
-        let indefinite = |res: &PcgResult| res.status == PcgStatus::NegativeCurvature;
-        let mut spent = 0;
-        if self.use_cholesky() {
-            if !self
-                .cholesky
-                .as_ref()
-                .is_some_and(|c| c.matches(&self.free))
-            {
-                self.cholesky = SparseCholesky::new(a, &self.free).ok();
-            }
-            if let Some(ch) = &mut self.cholesky {
-                if ch.is_factored() {
-                    let ops = CpuOps {
-                        matrix: a,
-                        preconditioner: &*ch,
-                        free: &self.free,
-                    };
-                    let res = pcg(&ops, rhs, dv, eta, CHOLESKY_STALE_ITERATIONS.min(max_it));
-                    if res.status == PcgStatus::Converged || indefinite(&res) {
-                        return (res, indefinite(&res));
-                    }
-                    spent = res.iterations;
-                }
-                if ch.factor(a).is_ok() {
-                    let ops = CpuOps {
-                        matrix: a,
-                        preconditioner: &*ch,
-                        free: &self.free,
-                    };
-                    let mut res = pcg(&ops, rhs, dv, eta, max_it);
-                    res.iterations += spent;
-                    return (res, indefinite(&res));
-                } else if exact {
-                    let res = PcgResult {
-                        status: PcgStatus::NegativeCurvature,
-                        iterations: spent,
-                        relative_residual: 1.0,
-                    };
-                    return (res, true);
-                }
-            }
-        }
-        let pre = BlockJacobi::new(a, &self.free);
-        let ops = CpuOps {
-            matrix: a,
-            preconditioner: &pre,
-            free: &self.free,
-        };
-        let mut res = pcg(&ops, rhs, dv, eta, max_it);
-        res.iterations += spent;
-        (res, indefinite(&res))
-    }
-
-    /// Sets the Dirichlet velocities for a step of size `h` from `t`: pinned
-    /// DOFs 0, handle DOFs `(x(t + h) - x_n)/h`.
-    fn prescribe(&self, v: &mut [f64], h: f64) {
-        update(v, |i, v| if self.free[i] == 0.0 { 0.0 } else { v });
-        for (hd, x0) in self.handles.iter().zip(&self.handle_x0) {
-            let d = hd.displacement(self.t + h);
-            for (&nd, x0) in hd.nodes.iter().zip(x0) {
-                for c in 0..3 {
-                    v[B * nd + c] = (x0[c] + d[c] - self.q[B * nd + c]) / h;
-                }
-            }
-        }
-    }
-
-    /// Attempts one backward-Euler step of size `h`. On success the state
-    /// advances; on rejection it is unchanged.
+    /// Attempts one backward-Euler step of size `h` on the CPU. On success
+    /// the state advances; on rejection it is unchanged.
     ///
     /// # Errors
     /// The [`Rejection`] reason.
     pub fn try_step(&mut self, h: f64) -> Result<StepStats, Rejection> {
-        let n = self.q.len();
-        let q_n = self.q.clone();
-        let v_n = self.v.clone();
-        let mut v = v_n.clone();
-        self.prescribe(&mut v, h);
-        let mut stats = StepStats {
-            h,
-            ..Default::default()
+        let mut q = std::mem::take(&mut self.q);
+        let mut v = std::mem::take(&mut self.v);
+        let mut cpu = std::mem::take(&mut self.cpu);
+        let res = self.try_step_with(&mut cpu, &mut q, &mut v, h);
+        self.q = q;
+        self.v = v;
+        self.cpu = cpu;
+        match res {
+            Ok(r) => r,
+            Err(never) => match never {},
+        }
+    }
+
+    /// Attempts one backward-Euler step of size `h` (s) with `backend`, on
+    /// the state `(q, v)` held by the backend (`5 n` each); the simulation's
+    /// own `q` and `v` are not read. The Newton loop (DESIGN §5, module
+    /// docs): inexact Newton with the forcing term `η`, exact Hessians first
+    /// and projected ones once the matrix is found indefinite, backtracking
+    /// line search on `|R|₂`, convergence in force units, then the
+    /// acceptance checks on the host (non-finite values, arc-length order,
+    /// strain jumps). On success `q`, `v`, the time, the dissipated energy
+    /// and the friction anchors advance; on rejection nothing changes.
+    ///
+    /// # Errors
+    /// `Err(e)` for a failure of the backend itself; `Ok(Err(reason))` for a
+    /// rejected step.
+    pub fn try_step_with<S: StepBackend>(
+        &mut self,
+        backend: &mut S,
+        q: &mut S::Vector,
+        v: &mut S::Vector,
+        h: f64,
+    ) -> Result<Result<StepStats, Rejection>, S::Error> {
+        let Simulation {
+            assembler,
+            settings,
+            anchors,
+            handles,
+            free,
+            handle_x0,
+            strain_ref,
+            gravity_scale,
+            free_dofs,
+            t,
+            dissipated,
+            ..
+        } = self;
+        let gravity_norm = assembler.gravity.norm();
+        let mut host = StepHost {
+            assembler,
+            settings,
+            free,
+            free_dofs: *free_dofs,
+            anchors,
+            handles,
+            handle_x0,
+            t: *t,
         };
-        // Collider time and self-collision pairs for this step; every step
-        // starts with the exact elastic Hessians (quadratic Newton) and
-        // switches to their PSD projections when the matrix is indefinite.
-        self.assembler.begin_step(&q_n, &v_n, h, self.t + h);
-        self.assembler.exact_hessians = true;
-        let mut r = vec![0.0; n];
-        let (mut energies, _) =
-            self.assembler
-                .assemble(&q_n, &v_n, &v, h, &self.anchors, &mut r, true);
-        mask(&mut r, &self.free);
-        // Force scale: at v = v_n the residual is -h f, so |R|∞/h is the
-        // largest nodal force of the step; gravity on the heaviest node is a
-        // floor for scenes starting at rest and unstrained.
-        let scale = (inf_norm(&r) / h).max(self.gravity_scale).max(1e-12);
-        let mut rnorm = norm2(&r);
-        let mut residual_inf = inf_norm(&r) / h;
-        let max_it = if self.settings.one_iteration {
-            1
-        } else {
-            self.settings.newton_max_iterations
+        let out = newton_step(&mut host, backend, q, v, h, *gravity_scale, gravity_norm)?;
+        let (stats, energies, q_new, v_new) = match out {
+            Ok(x) => x,
+            Err(reason) => return Ok(Err(reason)),
         };
-        let mut converged = residual_inf <= self.settings.newton_tolerance * scale;
-        let mut dv = vec![0.0; n];
-        let mut v_try = vec![0.0; n];
-        let mut r_try = vec![0.0; n];
-        while !converged && stats.newton_iterations < max_it {
-            stats.newton_iterations += 1;
-            let mut rhs = r.clone();
-            update(&mut rhs, |_, x| -x);
-            update(&mut dv, |_, _| 0.0);
-            // Inexact Newton: solve only as far as the Newton target needs
-            // (forcing term η = 0.1·target/|R|, within [cg_tolerance, 0.5]).
-            let target = self.settings.newton_tolerance * scale * h;
-            let eta = (0.1 * target / rnorm.max(1e-300)).clamp(self.settings.cg_tolerance, 0.5);
-            let (mut res, indefinite) = self.solve_linear(&rhs, &mut dv, eta);
-            stats.cg_iterations += res.iterations;
-            if indefinite && self.assembler.exact_hessians {
-                // Switch this step to the PSD-projected elastic Hessians and
-                // solve again at the same iterate.
-                self.assembler.exact_hessians = false;
-                self.assembler
-                    .assemble(&q_n, &v_n, &v, h, &self.anchors, &mut r_try, true);
-                update(&mut dv, |_, _| 0.0);
-                let (again, _) = self.solve_linear(&rhs, &mut dv, eta);
-                res = again;
-                stats.cg_iterations += res.iterations;
-            }
-            if res.status == PcgStatus::MaxIterations && res.relative_residual > 0.5 {
-                return Err(Rejection::NewtonNotConverged {
-                    iterations: stats.newton_iterations,
-                    residual: residual_inf,
-                    scale,
-                    node: worst_node(&r),
-                });
-            }
-            // Backtracking line search on |R|₂: the largest α = 2^-k
-            // (k ≤ 12) with sufficient decrease; none found rejects the step.
-            let mut alpha: f64 = 1.0;
-            let mut stagnated = false;
-            loop {
-                update(&mut v_try, |i, _| v[i] + alpha * dv[i]);
-                let (e, _) =
-                    self.assembler
-                        .assemble(&q_n, &v_n, &v_try, h, &self.anchors, &mut r_try, true);
-                mask(&mut r_try, &self.free);
-                let rn = norm2(&r_try);
-                if rn.is_finite()
-                    && (rn <= (1.0 - 1e-4 * alpha) * rnorm || self.settings.one_iteration)
-                {
-                    std::mem::swap(&mut v, &mut v_try);
-                    std::mem::swap(&mut r, &mut r_try);
-                    rnorm = rn;
-                    energies = e;
-                    break;
-                }
-                alpha *= 0.5;
-                if alpha < 1.0 / 4096.0 {
-                    // No decrease along the Newton direction: stagnation at
-                    // round-off counts as converged, anything else rejects.
-                    if inf_norm(&r) / h <= 1e3 * self.settings.newton_tolerance * scale {
-                        stagnated = true;
-                        break;
-                    }
-                    return Err(Rejection::LineSearch {
-                        iteration: stats.newton_iterations,
-                        residual: inf_norm(&r) / h,
-                        node: worst_node(&r),
-                    });
-                }
-            }
-            residual_inf = inf_norm(&r) / h;
-            // Stagnation at round-off: the update no longer changes v.
-            let v_scale = inf_norm(&v) + self.assembler.gravity.norm() * h + 1e-12;
-            let update = alpha * inf_norm(&dv);
-            converged = stagnated
-                || residual_inf <= self.settings.newton_tolerance * scale
-                || update <= 1e-12 * v_scale;
-        }
-        stats.residual = residual_inf;
-        if let Some(i) = v.iter().position(|x| !x.is_finite()) {
-            return Err(Rejection::NonFinite { node: i / B });
-        }
-        if !converged && !self.settings.one_iteration {
-            return Err(Rejection::NewtonNotConverged {
-                iterations: stats.newton_iterations,
-                residual: residual_inf,
-                scale,
-                node: worst_node(&r),
-            });
-        }
-        let mut q_new = q_n.clone();
-        update(&mut q_new, |i, q| q + h * v[i]);
-        // Arc-length order along every yarn.
-        let f = &self.assembler.fabric;
+        // Acceptance checks on the host coordinates.
+        let q_host = backend.to_host(&q_new)?;
+        let f = &host.assembler.fabric;
         for s in &f.elements.segments {
             let k = s.family.slot();
-            if q_new[B * s.b + k] <= q_new[B * s.a + k] {
+            if q_host[B * s.b + k] <= q_host[B * s.a + k] {
                 let y = &f.yarns[s.yarn];
-                return Err(Rejection::ArcLengthOrder(format!(
+                return Ok(Err(Rejection::ArcLengthOrder(format!(
                     "{}: nodes {} and {} (global) would pass each other",
                     y.label(),
                     s.a,
                     s.b
-                )));
+                ))));
             }
         }
-        let strains = self.stretch_strains(&q_new);
+        let strains = stretch_strains(f, &q_host);
         if let Some((i, change)) = strains
             .iter()
-            .zip(&self.strain_ref)
+            .zip(strain_ref.iter())
             .map(|(a, b)| (a - b).abs())
             .enumerate()
             .max_by(|a, b| a.1.total_cmp(&b.1))
-            && change > self.settings.max_strain_change
+            && change > host.settings.max_strain_change
         {
             let s = &f.elements.segments[i];
-            return Err(Rejection::StrainJump {
+            return Ok(Err(Rejection::StrainJump {
                 segment: i,
                 a: s.a,
                 b: s.b,
                 change,
-            });
+            }));
         }
-        self.q = q_new;
-        self.v = v;
-        self.strain_ref = strains;
-        self.t += h;
-        self.dissipated += h * energies.dissipation_power;
-        let q = self.q.clone();
-        self.assembler.update_anchors(&q, &mut self.anchors);
-        Ok(stats)
+        *strain_ref = strains;
+        *t += h;
+        *dissipated += h * energies.dissipation_power;
+        let mut new_anchors = host.anchors.to_vec();
+        host.assembler.update_anchors(&q_host, &mut new_anchors);
+        host.anchors = &new_anchors;
+        backend.accepted(&host, &q_host)?;
+        drop(q_host);
+        *anchors = new_anchors;
+        *q = q_new;
+        *v = v_new;
+        Ok(Ok(stats))
     }
 
-    /// Advances to time `t_end` (s) with adaptive steps, landing exactly on
-    /// it, calling `on_step` after each accepted step. Returns the stats of
-    /// the accepted steps.
+    /// Advances to time `t_end` (s) with adaptive steps on the CPU, landing
+    /// exactly on it, calling `on_step` after each accepted step. Returns the
+    /// stats of the accepted steps.
     ///
     /// # Errors
     /// [`SolverError::StepTooSmall`] when a step below `dt_min` is rejected.
     pub fn advance_to(
         &mut self,
         t_end: f64,
+        on_step: impl FnMut(&Simulation, &StepStats),
+    ) -> Result<Vec<StepStats>, SolverError> {
+        self.advance_with(
+            t_end,
+            |s, h| Ok::<_, std::convert::Infallible>(s.try_step(h)),
+            on_step,
+        )
+    }
+
+    /// The adaptive step control of [`Simulation::advance_to`] around any
+    /// step function (`try_step(sim, h)`, e.g. [`Simulation::try_step_with`]
+    /// on a device backend): steps are cut to land on `t_end`, halved on
+    /// rejection (counted in [`Simulation::rejections`]) and doubled after
+    /// `growth_after` accepted steps in a row, up to `dt_max`.
+    ///
+    /// # Errors
+    /// [`SolverError::StepTooSmall`] when a step below `dt_min` is rejected;
+    /// [`SolverError::Backend`] when `try_step` fails.
+    pub fn advance_with<E: std::fmt::Display>(
+        &mut self,
+        t_end: f64,
+        mut try_step: impl FnMut(&mut Simulation, f64) -> Result<Result<StepStats, Rejection>, E>,
         mut on_step: impl FnMut(&Simulation, &StepStats),
     ) -> Result<Vec<StepStats>, SolverError> {
         let mut out = Vec::new();
@@ -678,7 +566,8 @@ impl Simulation {
             let remaining = t_end - self.t;
             let cut = remaining < self.h * (1.0 + 1e-9);
             let h = if cut { remaining } else { self.h };
-            match self.try_step(h) {
+            let attempt = try_step(self, h).map_err(|e| SolverError::Backend(e.to_string()))?;
+            match attempt {
                 Ok(st) => {
                     if cut {
                         self.t = t_end;
@@ -708,6 +597,342 @@ impl Simulation {
             }
         }
         Ok(out)
+    }
+}
+
+/// Stretch strains `|Δx|/Δu - 1` of every segment of `f` at `q`.
+fn stretch_strains(f: &Fabric, q: &[f64]) -> Vec<f64> {
+    f.elements
+        .segments
+        .iter()
+        .map(|s| {
+            let (a, b, k) = (B * s.a, B * s.b, s.family.slot());
+            let dx = Vector3::new(q[b] - q[a], q[b + 1] - q[a + 1], q[b + 2] - q[a + 2]);
+            dx.norm() / (q[b + k] - q[a + k]) - 1.0
+        })
+        .collect()
+}
+
+/// A converged Newton solve: stats, energies at the solution, `q_n + h v`
+/// and `v`.
+type NewtonOutcome<V> = (StepStats, Energies, V, V);
+
+/// The Newton loop of one step (see [`Simulation::try_step_with`]) up to
+/// the non-finite check and `q⁺ = q_n + h v`.
+#[allow(clippy::too_many_arguments)]
+fn newton_step<S: StepBackend>(
+    host: &mut StepHost<'_>,
+    be: &mut S,
+    q_n: &S::Vector,
+    v_n: &S::Vector,
+    h: f64,
+    gravity_scale: f64,
+    gravity_norm: f64,
+) -> Result<Result<NewtonOutcome<S::Vector>, Rejection>, S::Error> {
+    let settings = host.settings;
+    // Collider time and self-collision pairs for this step; every step
+    // starts with the exact elastic Hessians (quadratic Newton) and
+    // switches to their PSD projections when the matrix is indefinite.
+    let mut v = be.begin_step(host, q_n, v_n, h)?;
+    let mut stats = StepStats {
+        h,
+        ..Default::default()
+    };
+    host.assembler.exact_hessians = true;
+    let mut r = be.zeros()?;
+    let mut energies = be.assemble(host, q_n, v_n, &v, h, &mut r, true)?;
+    // Force scale: at v = v_n the residual is -h f, so |R|∞/h is the
+    // largest nodal force of the step; gravity on the heaviest node is a
+    // floor for scenes starting at rest and unstrained.
+    let r_inf = be.inf_norm(&r)?;
+    let scale = (r_inf / h).max(gravity_scale).max(1e-12);
+    let mut rnorm = be.norm2(&r)?;
+    let mut residual_inf = r_inf / h;
+    let max_it = if settings.one_iteration {
+        1
+    } else {
+        settings.newton_max_iterations
+    };
+    let mut converged = residual_inf <= settings.newton_tolerance * scale;
+    let mut dv = be.zeros()?;
+    let mut v_try = be.zeros()?;
+    let mut r_try = be.zeros()?;
+    let mut rhs = be.zeros()?;
+    while !converged && stats.newton_iterations < max_it {
+        stats.newton_iterations += 1;
+        be.negate(&r, &mut rhs)?;
+        be.set_zero(&mut dv)?;
+        // Inexact Newton: solve only as far as the Newton target needs
+        // (forcing term η = 0.1·target/|R|, within [cg_tolerance, 0.5]).
+        let target = settings.newton_tolerance * scale * h;
+        let eta = (0.1 * target / rnorm.max(1e-300)).clamp(settings.cg_tolerance, 0.5);
+        let (mut res, indefinite) = be.solve(host, &rhs, &mut dv, eta)?;
+        stats.cg_iterations += res.iterations;
+        if indefinite && host.assembler.exact_hessians {
+            // Switch this step to the PSD-projected elastic Hessians and
+            // solve again at the same iterate.
+            host.assembler.exact_hessians = false;
+            be.assemble(host, q_n, v_n, &v, h, &mut r_try, true)?;
+            be.set_zero(&mut dv)?;
+            let (again, _) = be.solve(host, &rhs, &mut dv, eta)?;
+            res = again;
+            stats.cg_iterations += res.iterations;
+        }
+        if res.status == PcgStatus::MaxIterations && res.relative_residual > 0.5 {
+            return Ok(Err(Rejection::NewtonNotConverged {
+                iterations: stats.newton_iterations,
+                residual: residual_inf,
+                scale,
+                node: be.worst_node(&r)?,
+            }));
+        }
+        // Backtracking line search on |R|₂: the largest α = 2^-k
+        // (k ≤ 12) with sufficient decrease; none found rejects the step.
+        let mut alpha: f64 = 1.0;
+        let mut stagnated = false;
+        loop {
+            be.combine(&v, alpha, &dv, &mut v_try)?;
+            let e = be.assemble(host, q_n, v_n, &v_try, h, &mut r_try, true)?;
+            let rn = be.norm2(&r_try)?;
+            if rn.is_finite() && (rn <= (1.0 - 1e-4 * alpha) * rnorm || settings.one_iteration) {
+                std::mem::swap(&mut v, &mut v_try);
+                std::mem::swap(&mut r, &mut r_try);
+                rnorm = rn;
+                energies = e;
+                break;
+            }
+            alpha *= 0.5;
+            if alpha < 1.0 / 4096.0 {
+                // No decrease along the Newton direction: stagnation at
+                // round-off counts as converged, anything else rejects.
+                let r_inf = be.inf_norm(&r)? / h;
+                if r_inf <= 1e3 * settings.newton_tolerance * scale {
+                    stagnated = true;
+                    break;
+                }
+                return Ok(Err(Rejection::LineSearch {
+                    iteration: stats.newton_iterations,
+                    residual: r_inf,
+                    node: be.worst_node(&r)?,
+                }));
+            }
+        }
+        residual_inf = be.inf_norm(&r)? / h;
+        // Stagnation at round-off: the update no longer changes v.
+        let v_scale = be.inf_norm(&v)? + gravity_norm * h + 1e-12;
+        let update = alpha * be.inf_norm(&dv)?;
+        converged = stagnated
+            || residual_inf <= settings.newton_tolerance * scale
+            || update <= 1e-12 * v_scale;
+    }
+    stats.residual = residual_inf;
+    if let Some(i) = be.first_non_finite(&v)? {
+        return Ok(Err(Rejection::NonFinite { node: i / B }));
+    }
+    if !converged && !settings.one_iteration {
+        return Ok(Err(Rejection::NewtonNotConverged {
+            iterations: stats.newton_iterations,
+            residual: residual_inf,
+            scale,
+            node: be.worst_node(&r)?,
+        }));
+    }
+    let mut q_new = be.zeros()?;
+    be.advance(q_n, &v, h, &mut q_new)?;
+    Ok(Ok((stats, energies, q_new, v)))
+}
+
+/// The CPU backend of the step: assembly by [`Assembler::assemble`], PCG
+/// with the sparse Cholesky or block-Jacobi preconditioner
+/// ([`LinearSolver`]), vector operations with rayon on host `Vec<f64>`.
+#[derive(Default)]
+pub struct CpuBackend {
+    cholesky: Option<SparseCholesky>,
+    /// Vector length `5 n`.
+    len: usize,
+}
+
+impl CpuBackend {
+    /// Whether the Newton systems use the sparse Cholesky preconditioner.
+    fn use_cholesky(host: &StepHost<'_>) -> bool {
+        match host.settings.linear_solver {
+            LinearSolver::BlockJacobi => false,
+            LinearSolver::Cholesky => true,
+            LinearSolver::Auto => host.free_dofs <= CHOLESKY_MAX_DOFS,
+        }
+    }
+}
+
+impl StepBackend for CpuBackend {
+    type Vector = Vec<f64>;
+    type Error = std::convert::Infallible;
+
+    fn zeros(&mut self) -> Result<Vec<f64>, Self::Error> {
+        Ok(vec![0.0; self.len])
+    }
+
+    fn begin_step(
+        &mut self,
+        host: &mut StepHost<'_>,
+        q_n: &Vec<f64>,
+        v_n: &Vec<f64>,
+        h: f64,
+    ) -> Result<Vec<f64>, Self::Error> {
+        let mut v = v_n.clone();
+        // Pinned DOFs 0, handle DOFs (x(t + h) - x_n)/h.
+        update(&mut v, |i, v| if host.free[i] == 0.0 { 0.0 } else { v });
+        for (i, x) in host.handle_velocities(q_n, h) {
+            v[i] = x;
+        }
+        host.assembler.begin_step(q_n, v_n, h, host.t + h);
+        Ok(v)
+    }
+
+    fn assemble(
+        &mut self,
+        host: &mut StepHost<'_>,
+        q_n: &Vec<f64>,
+        v_n: &Vec<f64>,
+        v: &Vec<f64>,
+        h: f64,
+        r: &mut Vec<f64>,
+        with_matrix: bool,
+    ) -> Result<Energies, Self::Error> {
+        r.resize(q_n.len(), 0.0);
+        let (e, _) = host
+            .assembler
+            .assemble(q_n, v_n, v, h, host.anchors, r, with_matrix);
+        mask(r, host.free);
+        Ok(e)
+    }
+
+    /// Solves `A dv = rhs` (A = the assembled system matrix) by PCG to the
+    /// relative tolerance `eta`, starting from `dv`. With the Cholesky
+    /// preconditioner a factor from an earlier matrix is tried first with
+    /// at most [`CHOLESKY_STALE_ITERATIONS`] iterations; if that does not
+    /// converge the matrix is refactored and the solve continues from the
+    /// iterate reached. Returns the PCG result and whether `A` was found
+    /// indefinite (a failed factorisation or a negative-curvature direction);
+    /// with the projected (SPD) matrix a failed factorisation falls back to
+    /// block-Jacobi instead.
+    fn solve(
+        &mut self,
+        host: &mut StepHost<'_>,
+        rhs: &Vec<f64>,
+        dv: &mut Vec<f64>,
+        eta: f64,
+    ) -> Result<(PcgResult, bool), Self::Error> {
+        dv.resize(rhs.len(), 0.0);
+        let max_it = host.settings.cg_max_iterations;
+        let exact = host.assembler.exact_hessians;
+        let a = &host.assembler.matrix;
+        let free = host.free;
+        let indefinite = |res: &PcgResult| res.status == PcgStatus::NegativeCurvature;
+        let mut spent = 0;
+        if Self::use_cholesky(host) {
+            if !self.cholesky.as_ref().is_some_and(|c| c.matches(free)) {
+                self.cholesky = SparseCholesky::new(a, free).ok();
+            }
+            if let Some(ch) = &mut self.cholesky {
+                if ch.is_factored() {
+                    let ops = CpuOps {
+                        matrix: a,
+                        preconditioner: &*ch,
+                        free,
+                    };
+                    let res = pcg(&ops, rhs, dv, eta, CHOLESKY_STALE_ITERATIONS.min(max_it));
+                    if res.status == PcgStatus::Converged || indefinite(&res) {
+                        return Ok((res, indefinite(&res)));
+                    }
+                    spent = res.iterations;
+                }
+                if ch.factor(a).is_ok() {
+                    let ops = CpuOps {
+                        matrix: a,
+                        preconditioner: &*ch,
+                        free,
+                    };
+                    let mut res = pcg(&ops, rhs, dv, eta, max_it);
+                    res.iterations += spent;
+                    return Ok((res, indefinite(&res)));
+                } else if exact {
+                    let res = PcgResult {
+                        status: PcgStatus::NegativeCurvature,
+                        iterations: spent,
+                        relative_residual: 1.0,
+                    };
+                    return Ok((res, true));
+                }
+            }
+        }
+        let pre = BlockJacobi::new(a, free);
+        let ops = CpuOps {
+            matrix: a,
+            preconditioner: &pre,
+            free,
+        };
+        let mut res = pcg(&ops, rhs, dv, eta, max_it);
+        res.iterations += spent;
+        Ok((res, indefinite(&res)))
+    }
+
+    fn negate(&mut self, x: &Vec<f64>, out: &mut Vec<f64>) -> Result<(), Self::Error> {
+        out.clone_from(x);
+        update(out, |_, x| -x);
+        Ok(())
+    }
+
+    fn set_zero(&mut self, x: &mut Vec<f64>) -> Result<(), Self::Error> {
+        update(x, |_, _| 0.0);
+        Ok(())
+    }
+
+    fn combine(
+        &mut self,
+        v: &Vec<f64>,
+        alpha: f64,
+        dv: &Vec<f64>,
+        out: &mut Vec<f64>,
+    ) -> Result<(), Self::Error> {
+        out.resize(v.len(), 0.0);
+        update(out, |i, _| v[i] + alpha * dv[i]);
+        Ok(())
+    }
+
+    fn norm2(&mut self, x: &Vec<f64>) -> Result<f64, Self::Error> {
+        Ok(norm2(x))
+    }
+
+    fn inf_norm(&mut self, x: &Vec<f64>) -> Result<f64, Self::Error> {
+        Ok(inf_norm(x))
+    }
+
+    fn worst_node(&mut self, r: &Vec<f64>) -> Result<usize, Self::Error> {
+        Ok(worst_node(r))
+    }
+
+    fn first_non_finite(&mut self, x: &Vec<f64>) -> Result<Option<usize>, Self::Error> {
+        Ok(x.iter().position(|x| !x.is_finite()))
+    }
+
+    fn advance(
+        &mut self,
+        q_n: &Vec<f64>,
+        v: &Vec<f64>,
+        h: f64,
+        out: &mut Vec<f64>,
+    ) -> Result<(), Self::Error> {
+        out.clone_from(q_n);
+        update(out, |i, q| q + h * v[i]);
+        Ok(())
+    }
+
+    fn to_host<'v>(&mut self, x: &'v Vec<f64>) -> Result<Cow<'v, [f64]>, Self::Error> {
+        Ok(Cow::Borrowed(x))
+    }
+
+    fn accepted(&mut self, _: &StepHost<'_>, _: &[f64]) -> Result<(), Self::Error> {
+        Ok(())
     }
 }
 

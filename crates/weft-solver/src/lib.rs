@@ -13,8 +13,10 @@ pub mod collide;
 pub mod integrator;
 pub mod par;
 pub mod pcg;
+pub mod step;
 
 pub use assembly::{Assembler, Energies, Tie};
 pub use integrator::{
-    Handle, LinearSolver, Rejection, Settings, Simulation, SolverError, StepStats,
+    CpuBackend, Handle, LinearSolver, Rejection, Settings, Simulation, SolverError, StepStats,
 };
+pub use step::{StepBackend, StepHost};

@@ -1,0 +1,557 @@
+//! The backward-Euler step on the device: [`CudaStep`] implements
+//! [`weft_solver::StepBackend`], so the CPU's own Newton loop
+//! ([`Simulation::try_step_with`]: convergence test in force units, forcing
+//! term, exact-then-projected Hessians, line search on `|R|₂`, the same
+//! rejection reasons) and adaptive step control
+//! ([`Simulation::advance_with`]) drive the kernels. [`CudaSimulation`]
+//! owns the device state.
+//!
+//! What crosses the bus: the state `(q, v)` is uploaded once
+//! ([`CudaSimulation::new`]); per Newton iteration only scalars are read
+//! back (norms, the PCG result, 4 energies, `|r|²` and `pᵀAp` per PCG
+//! iteration); per step attempt that passes Newton, `q⁺` is downloaded once
+//! for the host acceptance checks (arc-length order, strain jumps) and the
+//! friction-anchor update, and the anchors and handle velocities are
+//! uploaded; `v` is downloaded at the end of every
+//! [`CudaSimulation::advance_to`] (output frames).
+//!
+//! [`check_supported`] refuses, before any device work, what the kernels do
+//! not implement, naming it. [`EmulatedStep`] runs the same backend logic
+//! with the kernels executed on the host ([`crate::emulate`]), so the
+//! device step is tested against the CPU without a GPU (tests/step.rs).
+//!
+//! **NOT YET RUN ON A GPU** (see the crate docs).
+
+use crate::cuda::{CudaBackend, CudaError, DeviceSystem};
+use crate::emulate::{self, EmulatedOps};
+use crate::host::{GpuCollider, HostError};
+use crate::plan::{AssemblyPlan, PlanError, colliders_at};
+use cudarc::driver::CudaSlice;
+use std::borrow::Cow;
+use thiserror::Error;
+use weft_solver::bsr::Block;
+use weft_solver::collide::Shape;
+use weft_solver::pcg::{PcgResult, PcgStatus};
+use weft_solver::{
+    Energies, LinearSolver, Rejection, Simulation, SolverError, StepBackend, StepHost, StepStats,
+};
+
+/// A feature of the CPU backend that the CUDA backend does not implement;
+/// the CUDA backend refuses such a simulation up front.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum Unsupported {
+    /// Triangle-mesh colliders (e.g. the body of `weft drape`).
+    #[error(
+        "collider {0} is a triangle mesh (the CUDA backend supports plane, sphere and capsule colliders)"
+    )]
+    MeshCollider(usize),
+    /// Yarn-yarn self-collision repulsion.
+    #[error("self-collision is enabled (the CUDA backend has no yarn-yarn repulsion kernel)")]
+    SelfCollision,
+    /// Seam ties (garments).
+    #[error("the fabric has {0} seam ties (the CUDA backend has no seam-tie kernel)")]
+    SeamTies(usize),
+    /// Mass-proportional drag.
+    #[error("mass-proportional drag {0} 1/s is set (the CUDA backend has no drag term)")]
+    Drag(f64),
+    /// The sparse Cholesky preconditioner.
+    #[error(
+        "integrator.preconditioner is \"cholesky\" (the CUDA backend has block-Jacobi PCG only; use \"block_jacobi\" or \"auto\")"
+    )]
+    Cholesky,
+    /// Indices beyond the kernels' 32-bit range.
+    #[error("{0} exceeds the kernels' 32-bit index range")]
+    TooLarge(&'static str),
+}
+
+/// Checks, without a device, that the CUDA backend implements everything
+/// `sim` uses. `LinearSolver::Auto` is accepted and means block-Jacobi on
+/// the device (the CPU picks the sparse Cholesky factor up to
+/// `CHOLESKY_MAX_DOFS`, so PCG iteration counts differ from a CPU run of
+/// the same scene; the Newton solution agrees to the Newton tolerance).
+///
+/// # Errors
+/// The first [`Unsupported`] feature found.
+pub fn check_supported(sim: &Simulation) -> Result<(), Unsupported> {
+    let a = &sim.assembler;
+    for (i, (c, _)) in a.contact.colliders.iter().enumerate() {
+        if matches!(c.shape, Shape::Mesh(_)) {
+            return Err(Unsupported::MeshCollider(i));
+        }
+    }
+    if a.contact.self_collision.is_some() {
+        return Err(Unsupported::SelfCollision);
+    }
+    if !a.ties().is_empty() {
+        return Err(Unsupported::SeamTies(a.ties().len()));
+    }
+    if a.drag != 0.0 {
+        return Err(Unsupported::Drag(a.drag));
+    }
+    if sim.settings.linear_solver == LinearSolver::Cholesky {
+        return Err(Unsupported::Cholesky);
+    }
+    if 5 * a.fabric.node_count() > i32::MAX as usize {
+        return Err(Unsupported::TooLarge("5 x node count"));
+    }
+    Ok(())
+}
+
+fn plan_error(e: PlanError) -> Unsupported {
+    match e {
+        PlanError::MeshCollider(i) => Unsupported::MeshCollider(i),
+        PlanError::SelfCollision => Unsupported::SelfCollision,
+        PlanError::TooLarge(w) => Unsupported::TooLarge(w),
+    }
+}
+
+/// The plan of `sim`'s assembler with the simulation's DOF mask (handle
+/// nodes fixed, as in the CPU's Newton systems).
+fn step_plan(sim: &Simulation) -> Result<AssemblyPlan, Unsupported> {
+    let mut plan = AssemblyPlan::new(&sim.assembler).map_err(plan_error)?;
+    plan.free = sim.free_mask().to_vec();
+    Ok(plan)
+}
+
+/// Why a [`CudaSimulation`] could not be set up or stepped.
+#[derive(Debug, Error)]
+pub enum CudaStepError {
+    /// The simulation uses a feature the CUDA backend lacks.
+    #[error("the CUDA backend does not support this scene: {0}")]
+    Unsupported(#[from] Unsupported),
+    /// A device failure.
+    #[error(transparent)]
+    Cuda(#[from] CudaError),
+    /// A step was rejected where one had to be accepted (benchmarks).
+    #[error("step rejected: {0}")]
+    Rejected(Rejection),
+    /// The adaptive step control gave up (benchmarks).
+    #[error(transparent)]
+    Solver(#[from] SolverError),
+}
+
+/// The device backend of the step: the plan and buffers of a
+/// [`DeviceSystem`], block-Jacobi PCG on the device, and the host mirror of
+/// the coordinates (for handle velocities).
+pub struct CudaStep<'b> {
+    pub(crate) sys: DeviceSystem<'b>,
+    q_host: Vec<f64>,
+    /// Largest device memory in use (bytes, whole device, `cuMemGetInfo`)
+    /// seen when the Newton vectors of a step are all allocated.
+    pub(crate) peak_used: usize,
+}
+
+impl StepBackend for CudaStep<'_> {
+    type Vector = CudaSlice<f64>;
+    type Error = CudaError;
+
+    fn zeros(&mut self) -> Result<CudaSlice<f64>, CudaError> {
+        self.sys.zeros()
+    }
+
+    fn begin_step(
+        &mut self,
+        host: &mut StepHost<'_>,
+        q_n: &CudaSlice<f64>,
+        v_n: &CudaSlice<f64>,
+        h: f64,
+    ) -> Result<CudaSlice<f64>, CudaError> {
+        host.assembler.begin_step(&[], &[], h, host.t + h);
+        let colliders = colliders_at(host.assembler, host.t + h)
+            .expect("mesh colliders are refused by check_supported");
+        self.sys.set_colliders(&colliders)?;
+        self.sys.load_step_state(q_n, v_n)?;
+        let mut v = self.sys.zeros()?;
+        self.sys.copy(v_n, &mut v)?;
+        self.sys.mask(&mut v)?;
+        let handles = host.handle_velocities(&self.q_host, h);
+        self.sys.set_entries(&mut v, &handles)?;
+        Ok(v)
+    }
+
+    fn assemble(
+        &mut self,
+        host: &mut StepHost<'_>,
+        _q_n: &CudaSlice<f64>,
+        _v_n: &CudaSlice<f64>,
+        v: &CudaSlice<f64>,
+        h: f64,
+        r: &mut CudaSlice<f64>,
+        with_matrix: bool,
+    ) -> Result<Energies, CudaError> {
+        // q_n and v_n were loaded into the system by begin_step.
+        self.sys.exact_hessians = host.assembler.exact_hessians;
+        self.sys.assemble_into(v, h, r, with_matrix)
+    }
+
+    fn solve(
+        &mut self,
+        host: &mut StepHost<'_>,
+        rhs: &CudaSlice<f64>,
+        dv: &mut CudaSlice<f64>,
+        eta: f64,
+    ) -> Result<(PcgResult, bool), CudaError> {
+        let res = self
+            .sys
+            .solve_into(rhs, dv, eta, host.settings.cg_max_iterations)?;
+        Ok((res, res.status == PcgStatus::NegativeCurvature))
+    }
+
+    fn negate(&mut self, x: &CudaSlice<f64>, out: &mut CudaSlice<f64>) -> Result<(), CudaError> {
+        self.sys.set_zero(out)?;
+        self.sys.axpy(-1.0, x, out)
+    }
+
+    fn set_zero(&mut self, x: &mut CudaSlice<f64>) -> Result<(), CudaError> {
+        self.sys.set_zero(x)
+    }
+
+    fn combine(
+        &mut self,
+        v: &CudaSlice<f64>,
+        alpha: f64,
+        dv: &CudaSlice<f64>,
+        out: &mut CudaSlice<f64>,
+    ) -> Result<(), CudaError> {
+        self.sys.copy(v, out)?;
+        self.sys.axpy(alpha, dv, out)
+    }
+
+    fn norm2(&mut self, x: &CudaSlice<f64>) -> Result<f64, CudaError> {
+        Ok(self.sys.dot_dev(x, x)?.sqrt())
+    }
+
+    fn inf_norm(&mut self, x: &CudaSlice<f64>) -> Result<f64, CudaError> {
+        Ok(self.sys.max_abs(x)?.0)
+    }
+
+    fn worst_node(&mut self, r: &CudaSlice<f64>) -> Result<usize, CudaError> {
+        Ok(self.sys.max_abs(r)?.1 / 5)
+    }
+
+    fn first_non_finite(&mut self, x: &CudaSlice<f64>) -> Result<Option<usize>, CudaError> {
+        // A finite sum of squares means every entry is finite; otherwise
+        // (rare: the step is rejected) find the entry on the host.
+        if self.sys.dot_dev(x, x)?.is_finite() {
+            return Ok(None);
+        }
+        Ok(self.sys.download(x)?.iter().position(|a| !a.is_finite()))
+    }
+
+    fn advance(
+        &mut self,
+        q_n: &CudaSlice<f64>,
+        v: &CudaSlice<f64>,
+        h: f64,
+        out: &mut CudaSlice<f64>,
+    ) -> Result<(), CudaError> {
+        self.sys.advance_into(q_n, v, h, out)
+    }
+
+    fn to_host<'v>(&mut self, x: &'v CudaSlice<f64>) -> Result<Cow<'v, [f64]>, CudaError> {
+        // Every Newton vector of the step is alive here: sample the memory.
+        if let Ok((free, total)) = cudarc::driver::result::mem_get_info() {
+            self.peak_used = self.peak_used.max(total - free);
+        }
+        Ok(Cow::Owned(self.sys.download(x)?))
+    }
+
+    fn accepted(&mut self, host: &StepHost<'_>, q: &[f64]) -> Result<(), CudaError> {
+        self.q_host.clear();
+        self.q_host.extend_from_slice(q);
+        self.sys.set_anchors(host.anchors)
+    }
+}
+
+/// A [`Simulation`] stepped on the device. `sim` holds the settings, the
+/// fabric and contact model, time, step size, rejections, anchors and
+/// dissipated energy as on the CPU; its `q` is current after every accepted
+/// step and its `v` after every [`CudaSimulation::advance_to`] (or
+/// [`CudaSimulation::sync`]).
+pub struct CudaSimulation<'b> {
+    /// The host side of the simulation (see the type docs).
+    pub sim: Simulation,
+    pub(crate) step: CudaStep<'b>,
+    pub(crate) q: CudaSlice<f64>,
+    pub(crate) v: CudaSlice<f64>,
+}
+
+impl<'b> CudaSimulation<'b> {
+    /// Checks support ([`check_supported`]), builds the plan, allocates
+    /// every device buffer and uploads the state and anchors (once).
+    ///
+    /// # Errors
+    /// [`CudaStepError::Unsupported`] naming the missing feature (before
+    /// any device call), [`CudaStepError::Cuda`] for a device failure.
+    pub fn new(backend: &'b CudaBackend, sim: Simulation) -> Result<Self, CudaStepError> {
+        check_supported(&sim)?;
+        let plan = step_plan(&sim)?;
+        let mut sys = DeviceSystem::new(backend, &plan)?;
+        sys.set_anchors(&sim.anchors)?;
+        let q = sys.upload(&sim.q)?;
+        let v = sys.upload(&sim.v)?;
+        Ok(Self {
+            step: CudaStep {
+                sys,
+                q_host: sim.q.clone(),
+                peak_used: 0,
+            },
+            sim,
+            q,
+            v,
+        })
+    }
+
+    /// One step attempt of size `h` (s) on the device (see
+    /// [`Simulation::try_step_with`]).
+    ///
+    /// # Errors
+    /// A device failure; `Ok(Err(reason))` for a rejected step.
+    pub fn try_step(&mut self, h: f64) -> Result<Result<StepStats, Rejection>, CudaError> {
+        let out = self
+            .sim
+            .try_step_with(&mut self.step, &mut self.q, &mut self.v, h)?;
+        if out.is_ok() {
+            self.sim.q.clone_from(&self.step.q_host);
+        }
+        Ok(out)
+    }
+
+    /// Advances to `t_end` (s) with the CPU's adaptive step control
+    /// ([`Simulation::advance_with`]), then downloads `v` so that `sim`
+    /// holds the whole state. `on_step` sees `sim` with the current `q`
+    /// (its `v` is the one of the last sync).
+    ///
+    /// # Errors
+    /// [`SolverError::StepTooSmall`] as on the CPU,
+    /// [`SolverError::Backend`] for a device failure.
+    pub fn advance_to(
+        &mut self,
+        t_end: f64,
+        on_step: impl FnMut(&Simulation, &StepStats),
+    ) -> Result<Vec<StepStats>, SolverError> {
+        let Self { sim, step, q, v } = self;
+        let res = sim.advance_with(
+            t_end,
+            |s, h| {
+                let out = s.try_step_with(step, q, v, h)?;
+                if out.is_ok() {
+                    s.q.clone_from(&step.q_host);
+                }
+                Ok::<_, CudaError>(out)
+            },
+            on_step,
+        );
+        self.sync()
+            .map_err(|e| SolverError::Backend(e.to_string()))?;
+        res
+    }
+
+    /// Downloads `q` and `v` into `sim`.
+    ///
+    /// # Errors
+    /// A device failure.
+    pub fn sync(&mut self) -> Result<(), CudaError> {
+        self.sim.q = self.step.sys.download(&self.q)?;
+        self.sim.v = self.step.sys.download(&self.v)?;
+        Ok(())
+    }
+}
+
+/// The device step backend with the kernels executed serially on the host
+/// ([`crate::emulate`]): the same plan, kernel launch sequence for assembly
+/// and fused block-Jacobi PCG ([`emulate::fused_pcg`]), the same begin-step
+/// masking and handle velocities and the same anchor/collider hand-over as
+/// [`CudaStep`]; host vectors, with the reductions as the device computes
+/// them (`max |x|` ignoring NaN). For tests of the device step without a
+/// GPU: slow (serial), small scenes only.
+pub struct EmulatedStep {
+    plan: AssemblyPlan,
+    values: Vec<Block>,
+    colliders: Vec<GpuCollider>,
+    anchors: Vec<f64>,
+    q_host: Vec<f64>,
+}
+
+impl EmulatedStep {
+    /// The emulated backend of `sim` (checked as [`CudaSimulation::new`]).
+    ///
+    /// # Errors
+    /// [`Unsupported`] naming the missing feature.
+    pub fn new(sim: &Simulation) -> Result<Self, Unsupported> {
+        check_supported(sim)?;
+        let plan = step_plan(sim)?;
+        Ok(Self {
+            values: vec![[[0.0; 5]; 5]; plan.cols.len()],
+            plan,
+            colliders: Vec::new(),
+            anchors: sim.anchors.clone(),
+            q_host: sim.q.clone(),
+        })
+    }
+}
+
+impl StepBackend for EmulatedStep {
+    type Vector = Vec<f64>;
+    type Error = HostError;
+
+    fn zeros(&mut self) -> Result<Vec<f64>, HostError> {
+        Ok(vec![0.0; 5 * self.plan.nodes])
+    }
+
+    fn begin_step(
+        &mut self,
+        host: &mut StepHost<'_>,
+        _q_n: &Vec<f64>,
+        v_n: &Vec<f64>,
+        h: f64,
+    ) -> Result<Vec<f64>, HostError> {
+        host.assembler.begin_step(&[], &[], h, host.t + h);
+        self.colliders = colliders_at(host.assembler, host.t + h)
+            .expect("mesh colliders are refused by check_supported");
+        let mut v: Vec<f64> = v_n
+            .iter()
+            .zip(&self.plan.free)
+            .map(|(v, f)| v * f)
+            .collect();
+        for (i, x) in host.handle_velocities(&self.q_host, h) {
+            v[i] = x;
+        }
+        Ok(v)
+    }
+
+    fn assemble(
+        &mut self,
+        host: &mut StepHost<'_>,
+        q_n: &Vec<f64>,
+        v_n: &Vec<f64>,
+        v: &Vec<f64>,
+        h: f64,
+        r: &mut Vec<f64>,
+        with_matrix: bool,
+    ) -> Result<Energies, HostError> {
+        self.plan.exact_hessians = host.assembler.exact_hessians;
+        let (e, _) = emulate::assemble(
+            &self.plan,
+            &self.colliders,
+            q_n,
+            v_n,
+            v,
+            h,
+            &self.anchors,
+            r,
+            &mut self.values,
+            with_matrix,
+        )?;
+        r.iter_mut().zip(&self.plan.free).for_each(|(r, f)| *r *= f);
+        Ok(e)
+    }
+
+    fn solve(
+        &mut self,
+        host: &mut StepHost<'_>,
+        rhs: &Vec<f64>,
+        dv: &mut Vec<f64>,
+        eta: f64,
+    ) -> Result<(PcgResult, bool), HostError> {
+        let ops = EmulatedOps::new(&self.plan, &self.values)?;
+        dv.iter_mut().for_each(|x| *x = 0.0);
+        let res = emulate::fused_pcg(&ops, rhs, dv, eta, host.settings.cg_max_iterations)?;
+        Ok((res, res.status == PcgStatus::NegativeCurvature))
+    }
+
+    fn negate(&mut self, x: &Vec<f64>, out: &mut Vec<f64>) -> Result<(), HostError> {
+        out.iter_mut().zip(x).for_each(|(o, x)| *o = -x);
+        Ok(())
+    }
+
+    fn set_zero(&mut self, x: &mut Vec<f64>) -> Result<(), HostError> {
+        x.iter_mut().for_each(|x| *x = 0.0);
+        Ok(())
+    }
+
+    fn combine(
+        &mut self,
+        v: &Vec<f64>,
+        alpha: f64,
+        dv: &Vec<f64>,
+        out: &mut Vec<f64>,
+    ) -> Result<(), HostError> {
+        for ((o, v), d) in out.iter_mut().zip(v).zip(dv) {
+            *o = v + alpha * d;
+        }
+        Ok(())
+    }
+
+    fn norm2(&mut self, x: &Vec<f64>) -> Result<f64, HostError> {
+        Ok(x.iter().map(|a| a * a).sum::<f64>().sqrt())
+    }
+
+    fn inf_norm(&mut self, x: &Vec<f64>) -> Result<f64, HostError> {
+        Ok(x.iter().fold(0.0, |a, b| a.max(b.abs())))
+    }
+
+    fn worst_node(&mut self, r: &Vec<f64>) -> Result<usize, HostError> {
+        let mut best = (-1.0, 0);
+        for (i, a) in r.iter().enumerate() {
+            if a.abs() > best.0 {
+                best = (a.abs(), i);
+            }
+        }
+        Ok(best.1 / 5)
+    }
+
+    fn first_non_finite(&mut self, x: &Vec<f64>) -> Result<Option<usize>, HostError> {
+        Ok(x.iter().position(|a| !a.is_finite()))
+    }
+
+    fn advance(
+        &mut self,
+        q_n: &Vec<f64>,
+        v: &Vec<f64>,
+        h: f64,
+        out: &mut Vec<f64>,
+    ) -> Result<(), HostError> {
+        for ((o, q), v) in out.iter_mut().zip(q_n).zip(v) {
+            *o = q + h * v;
+        }
+        Ok(())
+    }
+
+    fn to_host<'v>(&mut self, x: &'v Vec<f64>) -> Result<Cow<'v, [f64]>, HostError> {
+        Ok(Cow::Borrowed(x))
+    }
+
+    fn accepted(&mut self, host: &StepHost<'_>, q: &[f64]) -> Result<(), HostError> {
+        self.q_host.clear();
+        self.q_host.extend_from_slice(q);
+        self.anchors.clear();
+        self.anchors.extend_from_slice(host.anchors);
+        Ok(())
+    }
+}
+
+/// Advances `sim` to `t_end` (s) with the [`EmulatedStep`] backend and the
+/// CPU's adaptive step control; the state stays in `sim.q`, `sim.v`.
+///
+/// # Errors
+/// [`SolverError::StepTooSmall`] as on the CPU; [`SolverError::Backend`]
+/// when the host build of the kernels is unavailable.
+pub fn advance_emulated(
+    sim: &mut Simulation,
+    backend: &mut EmulatedStep,
+    t_end: f64,
+) -> Result<Vec<StepStats>, SolverError> {
+    sim.advance_with(
+        t_end,
+        |s, h| {
+            let mut q = std::mem::take(&mut s.q);
+            let mut v = std::mem::take(&mut s.v);
+            let out = s.try_step_with(backend, &mut q, &mut v, h);
+            s.q = q;
+            s.v = v;
+            out
+        },
+        |_, _| {},
+    )
+}

@@ -1,0 +1,206 @@
+//! Bit-for-bit regression of the CPU integrator across refactors.
+//!
+//! The backward-Euler driver was factored behind `StepBackend` (so the CUDA
+//! backend runs the same Newton loop); the CPU results must not change by a
+//! single bit. These tests run three small scenes that exercise every branch
+//! of the step (Cholesky and block-Jacobi preconditioners, a keyframed
+//! handle, a sphere collider, friction anchors, adaptive growth and
+//! rejections) and compare fingerprints of the final state with the ones
+//! printed by the integrator **before** the refactor (commit ccad49a, this
+//! machine's x86-64 build with AVX-512, glibc 2.36, test profile). A change
+//! of any trajectory value changes the fingerprint.
+//!
+//! faer (the sparse Cholesky factor) picks its SIMD kernels at run time, so
+//! on a CPU of another SIMD level than the reference machine the bits may
+//! legitimately differ: there the step counts must still match exactly and
+//! the values to 1e-9 relative, with a visible message that bit-identity was
+//! not checked.
+
+use nalgebra::Vector3;
+use weft_core::{Damping, FabricBuilder, Material, ModeCoefficients, NodeSelector, WovenPatchSpec};
+use weft_solver::collide::{Collider, Sphere};
+use weft_solver::{Handle, LinearSolver, Settings, Simulation};
+
+fn material() -> Material {
+    let mut m = Material::example_cotton();
+    m.shear_stiffness = 0.5;
+    m.contact_stiffness = 50.0;
+    m.friction.anchor_stiffness = 10.0;
+    m.damping = Damping::StrainRate(ModeCoefficients {
+        stretch: 3e-7,
+        bending: 1e-10,
+        shear: 1e-5,
+        contact: 1e-6,
+    });
+    m
+}
+
+/// A 10 x 10 patch (1 mm spacing) with two pinned corners, optionally a
+/// handle pulling the third corner and a sphere under the patch.
+fn scene(linear_solver: LinearSolver, handle: bool, sphere: bool) -> Simulation {
+    let mut b = FabricBuilder::new(vec![material()]).unwrap();
+    let mut spec = WovenPatchSpec::new("cotton", [0.009, 0.009], [10, 10], [0.0; 3]);
+    spec.pinned = vec![NodeSelector::Corner(0), NodeSelector::Corner(1)];
+    b.add_woven_patch(&spec).unwrap();
+    let fabric = b.build().unwrap();
+    let n = fabric.node_count();
+    let handles = if handle {
+        vec![Handle {
+            nodes: vec![n - 1],
+            keyframes: vec![(0.0, [0.0; 3]), (0.01, [0.0, 0.002, 0.001])],
+        }]
+    } else {
+        vec![]
+    };
+    let settings = Settings {
+        dt: 1e-3,
+        dt_max: 2e-3,
+        linear_solver,
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(fabric, Vector3::new(0.0, -9.81, 0.0), settings, handles);
+    if sphere {
+        let s = Sphere::new(Vector3::new(0.0045, -0.004, 0.0045), 0.003).unwrap();
+        sim.assembler
+            .contact
+            .colliders
+            .push((Collider::new(s, 200.0, 0.3).unwrap(), 0.05e-3));
+    }
+    sim
+}
+
+/// `[Σ q, Σ v, Σ q², Σ v², t, dissipated, Σ anchors]` as bits, plus
+/// `[steps, Newton iterations, CG iterations, rejections]`.
+fn fingerprint(mut sim: Simulation, t_end: f64) -> ([u64; 7], [usize; 4]) {
+    let steps = sim.advance_to(t_end, |_, _| {}).unwrap();
+    let s = |x: &[f64]| x.iter().sum::<f64>();
+    let s2 = |x: &[f64]| x.iter().map(|a| a * a).sum::<f64>();
+    let vals = [
+        s(&sim.q),
+        s(&sim.v),
+        s2(&sim.q),
+        s2(&sim.v),
+        sim.t,
+        sim.dissipated,
+        s(&sim.anchors),
+    ];
+    let counts = [
+        steps.len(),
+        steps.iter().map(|s| s.newton_iterations).sum(),
+        steps.iter().map(|s| s.cg_iterations).sum(),
+        sim.rejections.values().sum(),
+    ];
+    (vals.map(f64::to_bits), counts)
+}
+
+/// The SIMD level faer dispatches to on this CPU (x86-64 micro-architecture
+/// levels); the goldens were recorded at `"v4"`.
+fn simd_level() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return "v4";
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            return "v3";
+        }
+        "v2"
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    "other"
+}
+
+fn check(name: &str, got: ([u64; 7], [usize; 4]), want: ([u64; 7], [usize; 4])) {
+    eprintln!("{name}: {:#018x?} {:?}", got.0, got.1);
+    assert_eq!(got.1, want.1, "{name}: steps/Newton/CG/rejections changed");
+    if simd_level() != "v4" {
+        for (g, w) in got.0.iter().zip(&want.0) {
+            let (g, w) = (f64::from_bits(*g), f64::from_bits(*w));
+            assert!(
+                (g - w).abs() <= 1e-9 * w.abs(),
+                "{name}: {g:e} vs golden {w:e}"
+            );
+        }
+        eprintln!(
+            "NOTE: {name}: SIMD level {} differs from the reference machine (v4): values checked to 1e-9, bit-identity not checked",
+            simd_level()
+        );
+        return;
+    }
+    assert_eq!(
+        got.0,
+        want.0,
+        "{name}: trajectory changed (values {:?})",
+        got.0.map(f64::from_bits)
+    );
+}
+
+/// Cholesky preconditioner, adaptive steps, pinned corners, anchors.
+#[test]
+fn cholesky_patch_is_unchanged() {
+    check(
+        "cholesky",
+        fingerprint(scene(LinearSolver::Cholesky, false, false), 0.02),
+        GOLDEN_CHOLESKY,
+    );
+}
+
+/// Block-Jacobi, keyframed handle, sphere collider.
+#[test]
+fn block_jacobi_handle_sphere_is_unchanged() {
+    check(
+        "block_jacobi",
+        fingerprint(scene(LinearSolver::BlockJacobi, true, true), 0.02),
+        GOLDEN_BLOCK_JACOBI,
+    );
+}
+
+/// One Newton iteration per step (linearly implicit), Cholesky.
+#[test]
+fn one_iteration_is_unchanged() {
+    let mut sim = scene(LinearSolver::Cholesky, true, false);
+    sim.settings.one_iteration = true;
+    check(
+        "one_iteration",
+        fingerprint(sim, 0.003),
+        GOLDEN_ONE_ITERATION,
+    );
+}
+
+const GOLDEN_CHOLESKY: ([u64; 7], [usize; 4]) = (
+    [
+        0x3fe8f661d7c292cc,
+        0xc0220d3b22a76de0,
+        0x3f7ef85d7219c59d,
+        0x40067326e4ca73ef,
+        0x3f947ae147ae147b,
+        0x3d9f4e0df64142b9,
+        0x3fe70a3d70a3d70f,
+    ],
+    [42, 354, 2648, 11],
+);
+const GOLDEN_BLOCK_JACOBI: ([u64; 7], [usize; 4]) = (
+    [
+        0x3feca6912f3f078d,
+        0xbee39f505dd7ff05,
+        0x3f7a88c6a444c5ff,
+        0x3d77f660fcc5cdbf,
+        0x3f947ae147ae147b,
+        0x3eec7e372419fe93,
+        0x3fe6641782421bee,
+    ],
+    [67, 414, 235997, 14],
+);
+const GOLDEN_ONE_ITERATION: ([u64; 7], [usize; 4]) = (
+    [
+        0x3febbe5cf0fda4bc,
+        0x3ff84bdde1eff23e,
+        0x3f7e4d95a554c19f,
+        0x4026e30666d527a2,
+        0x3f689374bc6a7efa,
+        0x3ee0836137e7add6,
+        0x3fe7080acda48b96,
+    ],
+    [3, 3, 43, 0],
+);
