@@ -211,6 +211,9 @@ pub struct DrapeSummary {
     pub max_seam_gap_m: f64,
     /// Largest seam-tie gap after sewing, before draping (m).
     pub max_seam_gap_after_sewing_m: f64,
+    /// How far the garment's centroid sank from its placement to the end
+    /// (m, positive down): a garment that slides off the body shows here.
+    pub centroid_drop_m: f64,
     /// Deepest node inside the body at the end (m, 0 if none).
     pub max_penetration_m: f64,
     /// Every coordinate finite.
@@ -476,6 +479,8 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
     let attached_nodes = attachments.len();
     sim.assembler.attachments = attachments;
     sim.assembler.attachment_stiffness = sim.assembler.tie_stiffness;
+    let centroid_y = |q: &[f64]| q.chunks(5).map(|c| c[1]).sum::<f64>() / nodes.max(1) as f64;
+    let y_placed = centroid_y(&sim.q);
     let out = &args.out;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
 
@@ -618,6 +623,7 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
         max_seam_gap_m: max_gap(&ties, &sim.q),
         max_seam_gap_after_sewing_m: gap_sewn,
         max_penetration_m,
+        centroid_drop_m: y_placed - centroid_y(&sim.q),
         finite,
         spacing_m: s,
         material: format!("{:?}", args.material).to_lowercase(),
@@ -657,6 +663,10 @@ fn print_summary(s: &DrapeSummary, out: &Path) {
         (
             "max penetration",
             format!("{:.2} mm", s.max_penetration_m * 1e3),
+        ),
+        (
+            "centroid drop",
+            format!("{:.1} mm", s.centroid_drop_m * 1e3),
         ),
         ("finite", s.finite.to_string()),
         ("backend", s.backend.clone()),

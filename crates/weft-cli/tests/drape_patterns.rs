@@ -3,8 +3,8 @@
 //! coarse 60 mm spacing with 0.4 s of sewing and 0.3 s of draping so it runs
 //! in CI): the run succeeds, every coordinate is finite, no node is inside
 //! the body by more than the yarn radius (0.3 mm, cotton), every seam is
-//! closed to within one yarn spacing, and the garment's bounding box overlaps
-//! the body's torso.
+//! closed to within one yarn spacing, the garment's bounding box overlaps
+//! the body's torso, and its centroid has not slid down the body.
 //!
 //! `gpg_tee.json` is made for a smaller body: its chest is 0.87 m round
 //! against the body's 1.00 m bust, so its side seams cannot close without a
@@ -74,13 +74,14 @@ fn drape(pattern: &str, extra: &[&str]) {
             .unwrap();
     let num = |k: &str| summary[k].as_f64().unwrap();
     eprintln!(
-        "{pattern}: {} nodes, {} steps, {:.1} s, seam gap {:.1} mm (after sewing {:.1} mm), penetration {:.3} mm",
+        "{pattern}: {} nodes, {} steps, {:.1} s, seam gap {:.1} mm (after sewing {:.1} mm), penetration {:.3} mm, centroid drop {:.1} mm",
         summary["nodes"],
         summary["steps"],
         num("wall_time_s"),
         num("max_seam_gap_m") * 1e3,
         num("max_seam_gap_after_sewing_m") * 1e3,
         num("max_penetration_m") * 1e3,
+        num("centroid_drop_m") * 1e3,
     );
     assert_eq!(summary["finite"], true, "{pattern}: non-finite state");
     assert!(
@@ -104,6 +105,15 @@ fn drape(pattern: &str, extra: &[&str]) {
         num("max_seam_gap_m") <= SPACING_M,
         "{pattern}: seam open by {} m (> one spacing): {widest}",
         num("max_seam_gap_m")
+    );
+    // It did not slide down the body: a shirt that slips off the shoulders
+    // to the hips sinks by about 0.4 m; sewing lifts or lowers a garment
+    // that stays on by at most 0.104 m (the shirt's centroid rises as its
+    // seams close, the dress's sinks 0.080 m).
+    assert!(
+        num("centroid_drop_m").abs() < 0.15,
+        "{pattern}: centroid moved {} m down",
+        num("centroid_drop_m")
     );
     // The garment stays on the body: its box overlaps the torso's.
     let fs: serde_json::Value = serde_json::from_str(
