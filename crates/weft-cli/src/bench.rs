@@ -15,8 +15,23 @@ use nalgebra::Vector3;
 use serde::Serialize;
 use std::time::Instant;
 use weft_core::{Damping, FabricBuilder, Material, ModeCoefficients, NodeSelector, WovenPatchSpec};
+use weft_solver::multigrid::{Hierarchy, Multigrid, MultigridOptions};
 use weft_solver::pcg::{BlockJacobi, CpuOps, pcg};
-use weft_solver::{Settings, Simulation};
+use weft_solver::{LinearSolver, Settings, Simulation};
+
+/// `--preconditioner` of `weft bench` (the scene key's values).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+#[value(rename_all = "snake_case")]
+pub enum BenchPreconditioner {
+    /// Sparse Cholesky up to 1.5e6 free DOFs, multigrid above.
+    Auto,
+    /// Sparse Cholesky.
+    Cholesky,
+    /// Aggregation multigrid with yarn-line smoothers.
+    Multigrid,
+    /// Block-Jacobi.
+    BlockJacobi,
+}
 
 /// Arguments of `weft bench`.
 #[derive(Args, Debug)]
@@ -36,6 +51,11 @@ pub struct BenchArgs {
     /// instead (block-Jacobi PCG needs thousands of iterations there).
     #[arg(long, default_value_t = 10_000)]
     pub step_max_nodes: usize,
+    /// Preconditioner of the full step (`integrator.preconditioner`). With
+    /// `multigrid` the hierarchy's setup, value update and a solve of the
+    /// first system to 1e-8 are timed as well.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub preconditioner: BenchPreconditioner,
 }
 
 /// One benchmark record (DESIGN §8 `weft bench --json`).
@@ -57,6 +77,16 @@ pub struct Record {
     newton_iterations: Option<usize>,
     cg_iterations: Option<usize>,
     threads: usize,
+    preconditioner: String,
+    /// Multigrid only: hierarchy construction (s), value update for a new
+    /// matrix (s), levels' node counts, PCG iterations and seconds per
+    /// iteration of a solve of the first system to 1e-8, hierarchy bytes.
+    mg_setup_s: Option<f64>,
+    mg_update_s: Option<f64>,
+    mg_levels: Option<Vec<usize>>,
+    mg_solve_iterations: Option<usize>,
+    mg_iteration_s: Option<f64>,
+    mg_bytes: Option<usize>,
 }
 
 fn material() -> Material {
@@ -89,7 +119,12 @@ fn peak_rss() -> usize {
         .unwrap_or(0)
 }
 
-fn measure(nodes: usize, backend: &str, full_step: bool) -> Result<Record> {
+fn measure(
+    nodes: usize,
+    backend: &str,
+    full_step: bool,
+    preconditioner: BenchPreconditioner,
+) -> Result<Record> {
     let side = (nodes as f64).sqrt().ceil() as usize;
     let spacing = 0.57e-3;
     let extent = spacing * (side - 1) as f64;
@@ -101,6 +136,12 @@ fn measure(nodes: usize, backend: &str, full_step: bool) -> Result<Record> {
     let n = fabric.node_count();
     let settings = Settings {
         dt: 1e-3,
+        linear_solver: match preconditioner {
+            BenchPreconditioner::Auto => LinearSolver::Auto,
+            BenchPreconditioner::Cholesky => LinearSolver::Cholesky,
+            BenchPreconditioner::Multigrid => LinearSolver::Multigrid,
+            BenchPreconditioner::BlockJacobi => LinearSolver::BlockJacobi,
+        },
         ..Default::default()
     };
     let mut sim = Simulation::new(fabric, Vector3::new(0.0, -9.81, 0.0), settings, vec![]);
@@ -163,6 +204,40 @@ fn measure(nodes: usize, backend: &str, full_step: bool) -> Result<Record> {
     let copy_gbps = (2 * 8 * src.len()) as f64 / copy_s / 1e9;
     drop((src, dst, y, x));
 
+    let mut mg = (None, None, None, None, None, None);
+    if preconditioner == BenchPreconditioner::Multigrid {
+        let a = &sim.assembler.matrix;
+        let t0 = Instant::now();
+        let mut h = Hierarchy::new(a, &free, MultigridOptions::default())
+            .map_err(|e| anyhow::anyhow!("multigrid setup failed: {e}"))?;
+        let setup = t0.elapsed().as_secs_f64();
+        let t0 = Instant::now();
+        h.update(a)
+            .map_err(|e| anyhow::anyhow!("multigrid update failed: {e}"))?;
+        let update = t0.elapsed().as_secs_f64();
+        let pre = Multigrid {
+            hierarchy: &h,
+            matrix: a,
+        };
+        let ops = CpuOps {
+            matrix: a,
+            preconditioner: &pre,
+            free: &free,
+        };
+        let mut x = vec![0.0; dofs];
+        let t0 = Instant::now();
+        let res = pcg(&ops, &r, &mut x, 1e-8, 10_000);
+        let per = t0.elapsed().as_secs_f64() / res.iterations.max(1) as f64;
+        mg = (
+            Some(setup),
+            Some(update),
+            Some(h.level_nodes(a)),
+            Some(res.iterations),
+            Some(per),
+            Some(h.bytes()),
+        );
+    }
+
     let (step_s, step_h, newton, cg) = if full_step {
         // Warm up: 2 ms of draping with adaptive steps, so the step measured
         // is a generic deformed state rather than the degenerate flat start;
@@ -208,6 +283,13 @@ fn measure(nodes: usize, backend: &str, full_step: bool) -> Result<Record> {
         newton_iterations: newton,
         cg_iterations: cg,
         threads: rayon_threads(),
+        preconditioner: format!("{preconditioner:?}"),
+        mg_setup_s: mg.0,
+        mg_update_s: mg.1,
+        mg_levels: mg.2,
+        mg_solve_iterations: mg.3,
+        mg_iteration_s: mg.4,
+        mg_bytes: mg.5,
     })
 }
 
@@ -233,7 +315,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         if !args.json {
             eprintln!("weft bench: woven patch of {n} nodes ...");
         }
-        records.push(measure(n, &args.backend, n <= args.step_max_nodes)?);
+        records.push(measure(
+            n,
+            &args.backend,
+            n <= args.step_max_nodes,
+            args.preconditioner,
+        )?);
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&records)?);
@@ -274,6 +361,18 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 r.step_s.map_or("-".into(), |s| format!("{s:.3}")),
                 r.newton_iterations.map_or("-".into(), |s| s.to_string()),
                 r.cg_iterations.map_or("-".into(), |s| s.to_string())
+            );
+        }
+        for r in records.iter().filter(|r| r.mg_setup_s.is_some()) {
+            println!(
+                "multigrid, {} nodes: levels {:?}, setup {:.3} s, update {:.3} s, {} MB; solve to 1e-8: {} PCG iterations of {:.2} ms",
+                r.nodes,
+                r.mg_levels.as_deref().unwrap_or_default(),
+                r.mg_setup_s.unwrap_or_default(),
+                r.mg_update_s.unwrap_or_default(),
+                r.mg_bytes.unwrap_or_default() / 1_000_000,
+                r.mg_solve_iterations.unwrap_or_default(),
+                r.mg_iteration_s.unwrap_or_default() * 1e3
             );
         }
     }

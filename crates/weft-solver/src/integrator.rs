@@ -31,6 +31,7 @@
 use crate::assembly::{Assembler, Energies, Tie};
 use crate::bsr::B;
 use crate::cholesky::SparseCholesky;
+use crate::multigrid::{Hierarchy, Multigrid, MultigridOptions};
 use crate::par::{inf_norm, norm2, update};
 use crate::pcg::{BlockJacobi, CpuOps, PcgResult, PcgStatus, pcg};
 use nalgebra::Vector3;
@@ -64,6 +65,10 @@ pub struct Settings {
     pub max_strain_change: f64,
     /// Preconditioner of the Newton systems.
     pub linear_solver: LinearSolver,
+    /// Tuning of the multigrid preconditioner (used with
+    /// [`LinearSolver::Multigrid`] and above the Cholesky limit of
+    /// [`LinearSolver::Auto`]).
+    pub multigrid: MultigridOptions,
 }
 
 /// The preconditioner of PCG in each Newton iteration (DESIGN §5).
@@ -79,8 +84,14 @@ pub enum LinearSolver {
     /// [`CHOLESKY_STALE_ITERATIONS`] iterations, and refactored otherwise.
     /// Falls back to block-Jacobi for a solve whose factorisation fails.
     Cholesky,
+    /// Aggregation multigrid with yarn-line smoothers
+    /// ([`crate::multigrid`]): O(n) memory; its structure is built once per
+    /// free mask and its values are recomputed for every Newton matrix.
+    /// Falls back to block-Jacobi for a solve whose coarsest factorisation
+    /// fails.
+    Multigrid,
     /// Cholesky up to [`CHOLESKY_MAX_DOFS`] free DOFs (where its factor fits
-    /// in memory comfortably), block-Jacobi above.
+    /// in memory comfortably), multigrid above.
     Auto,
 }
 
@@ -108,6 +119,7 @@ impl Default for Settings {
             growth_after: 4,
             max_strain_change: 0.1,
             linear_solver: LinearSolver::Auto,
+            multigrid: MultigridOptions::default(),
         }
     }
 }
@@ -265,6 +277,7 @@ pub struct Simulation {
     residual: Vec<f64>,
     strain_ref: Vec<f64>,
     cholesky: Option<SparseCholesky>,
+    multigrid: Option<Hierarchy>,
     /// Number of free DOFs (the free mask is fixed at construction).
     free_dofs: usize,
 }
@@ -352,6 +365,7 @@ impl Simulation {
             residual: vec![0.0; B * n],
             strain_ref: vec![0.0; segs],
             cholesky: None,
+            multigrid: None,
             free_dofs: 0,
         };
         sim.free_dofs = sim.free.iter().filter(|&&f| f != 0.0).count();
@@ -404,9 +418,18 @@ impl Simulation {
     /// Whether the Newton systems use the sparse Cholesky preconditioner.
     fn use_cholesky(&self) -> bool {
         match self.settings.linear_solver {
-            LinearSolver::BlockJacobi => false,
+            LinearSolver::BlockJacobi | LinearSolver::Multigrid => false,
             LinearSolver::Cholesky => true,
             LinearSolver::Auto => self.free_dofs <= CHOLESKY_MAX_DOFS,
+        }
+    }
+
+    /// Whether the Newton systems use the multigrid preconditioner.
+    fn use_multigrid(&self) -> bool {
+        match self.settings.linear_solver {
+            LinearSolver::BlockJacobi | LinearSolver::Cholesky => false,
+            LinearSolver::Multigrid => true,
+            LinearSolver::Auto => self.free_dofs > CHOLESKY_MAX_DOFS,
         }
     }
 
@@ -463,6 +486,35 @@ impl Simulation {
                     };
                     return (res, true);
                 }
+            }
+        }
+        if self.use_multigrid() {
+            let ready = match &mut self.multigrid {
+                Some(h) if h.matches(&self.free) => h.update(a).is_ok(),
+                _ => {
+                    self.multigrid = Hierarchy::new(a, &self.free, self.settings.multigrid).ok();
+                    self.multigrid.is_some()
+                }
+            };
+            if let (true, Some(h)) = (ready, &self.multigrid) {
+                let mg = Multigrid {
+                    hierarchy: h,
+                    matrix: a,
+                };
+                let ops = CpuOps {
+                    matrix: a,
+                    preconditioner: &mg,
+                    free: &self.free,
+                };
+                let res = pcg(&ops, rhs, dv, eta, max_it);
+                return (res, indefinite(&res));
+            } else if exact {
+                let res = PcgResult {
+                    status: PcgStatus::NegativeCurvature,
+                    iterations: 0,
+                    relative_residual: 1.0,
+                };
+                return (res, true);
             }
         }
         let pre = BlockJacobi::new(a, &self.free);
