@@ -25,19 +25,20 @@
 //!   once). Purely algebraic: it works on coarse levels and on garments.
 //! - **Aggregates** of about 2 x 2 nodes: consecutive nodes of each warp
 //!   line are paired, then the pairs are matched greedily along the weft
-//!   links (plain aggregation, [Vaněk, Mandel, Brezina 1996] without the
-//!   prolongator smoothing). The tentative prolongator `P` maps a coarse
-//!   node's 5 DOFs to the same 5 DOFs of each member node (a 5x5 identity
-//!   block, zero on fixed DOFs), so the coarse operator `Pᵀ A P` is again a
-//!   5x5 block-sparse matrix; its pattern and a gather map from fine blocks
-//!   to coarse blocks are built once. A coarse DOF is fixed when all its
-//!   fine DOFs are.
+//!   links. The prolongator `P` maps a coarse node's 5 DOFs to the same 5
+//!   DOFs of its member nodes (a 5x5 identity block, zero on fixed DOFs):
+//!   plain aggregation [Vaněk, Mandel, Brezina, *Computing* 56, 1996]. With
+//!   [`MultigridOptions::prolongator_self_weight`] below 1 each row is
+//!   instead spread over the aggregates of the node's four line neighbours
+//!   (a smoothing of `P` along the yarns). The coarse operator `Pᵀ A P` is
+//!   again a 5x5 block-sparse matrix whose pattern is built once. A coarse
+//!   DOF is fixed when all its aggregate's DOFs are.
 //! - Levels are added until at most `coarse_nodes` nodes remain (or
 //!   coarsening stalls); the coarsest matrix is factored with
 //!   [`SparseCholesky`].
 //!
-//! Per matrix ([`Hierarchy::update`]): the coarse matrices are summed from
-//! the fine blocks through the gather maps (parallel over coarse blocks), each
+//! Per matrix ([`Hierarchy::update`]): the Galerkin coarse matrices are
+//! recomputed in their fixed patterns (parallel over coarse block rows), each
 //! line's principal submatrix (free DOFs, identity on fixed ones) is factored
 //! by a banded Cholesky (parallel over lines), and the coarsest matrix is
 //! refactored.
@@ -51,10 +52,20 @@
 //! level and family from a power-iteration estimate of `λ_max(W⁻¹A)` made
 //! at construction (`ω = 1.6 / λ`, margin for the estimate's error).
 //!
-//! Memory per fine node: the line factors (`5 (5w + 5)` doubles per node and
-//! family, `w` the line bandwidth in nodes: 2 with bending elements, so 600
-//! bytes per family), the gather map (8 bytes per fine block), the coarse
-//! matrices (about a third of the fine matrix) and a few work vectors.
+//! Memory per fine node: the line factors (`5 (5w + 5)` f32 per node and
+//! family, `w` the line bandwidth in nodes: 2 with bending elements, so 300
+//! bytes per family), the prolongator (12 bytes per entry, twice), the coarse
+//! matrices (about a third of the fine matrix with plain aggregation) and a
+//! few work vectors: about 1.4 KB per node in all on a woven patch.
+//!
+//! Measured (`tests/multigrid.rs`, `weft bench`): on the benchmark patches
+//! the cycle cuts the block-Jacobi PCG iterations by 15-20x, but the count
+//! still grows with the patch size (294 at 60 x 60, 559 at 100 x 100, to
+//! 1e-8). The remaining slow modes are smooth out-of-plane and in-plane
+//! bending modes: bending is a fourth-order operator, which piecewise-constant
+//! (and the line-smoothed) prolongators approximate poorly; smoothing `P` with
+//! the matrix (smoothed aggregation) or adding rotations to the coarse space
+//! is the next step.
 
 use crate::bsr::{B, Block, BlockSparse};
 use crate::cholesky::{NotPositiveDefinite, SparseCholesky};
@@ -75,6 +86,15 @@ pub struct MultigridOptions {
     pub line_threshold: f64,
     /// Power iterations for the `λ_max(W⁻¹A)` estimate that sets the damping.
     pub power_iterations: usize,
+    /// Weight of a node's own aggregate in the prolongator; the rest is
+    /// shared equally by the aggregates of its four line neighbours (warp
+    /// and weft, before and after; a missing neighbour counts as the own
+    /// aggregate). 1 is plain aggregation; below 1 the prolongator is
+    /// smoothed along the yarns, which the bending (fourth-order) terms need.
+    pub prolongator_self_weight: f64,
+    /// Damping of each line sweep is `damping / λ` with `λ` that estimate;
+    /// must stay below 2 for a positive definite cycle.
+    pub damping: f64,
 }
 
 impl Default for MultigridOptions {
@@ -84,6 +104,8 @@ impl Default for MultigridOptions {
             max_levels: 12,
             line_threshold: 0.05,
             power_iterations: 12,
+            damping: 1.6,
+            prolongator_self_weight: 1.0,
         }
     }
 }
@@ -108,8 +130,11 @@ struct Lines {
     /// Start of each line's factor in `factor`.
     factor_start: Vec<usize>,
     /// Row-major lower band storage: row `i` of a line holds columns
-    /// `i - band ..= i` at `i (band + 1) + (col + band - i)`.
-    factor: Vec<f64>,
+    /// `i - band ..= i` at `i (band + 1) + (col + band - i)`. Factored in
+    /// f64 and stored rounded to f32 (half the memory; the rounded factor
+    /// `L̃` still defines the SPD smoother `(L̃ L̃ᵀ)⁻¹`, which is all the
+    /// cycle needs).
+    factor: Vec<f32>,
     /// Damping factor of the sweep.
     omega: f64,
 }
@@ -215,7 +240,7 @@ impl Lines {
             let m = B * (start[l + 1] - start[l]);
             factor_start.push(factor_start[l] + m * (band[l] + 1));
         }
-        let factor = vec![0.0; factor_start[lines]];
+        let factor = vec![0.0f32; factor_start[lines]];
         Self {
             start,
             nodes,
@@ -247,18 +272,18 @@ impl Lines {
             factor,
             ..
         } = self;
-        let mut chunks: Vec<(usize, &mut [f64])> = Vec::with_capacity(start.len() - 1);
-        let mut rest: &mut [f64] = factor;
+        let mut chunks: Vec<(usize, &mut [f32])> = Vec::with_capacity(start.len() - 1);
+        let mut rest: &mut [f32] = factor;
         for l in 0..start.len() - 1 {
             let (head, tail) = rest.split_at_mut(factor_start[l + 1] - factor_start[l]);
             chunks.push((l, head));
             rest = tail;
         }
-        let work = |(l, f): &mut (usize, &mut [f64])| {
+        let work = |(l, out): &mut (usize, &mut [f32])| {
             let l = *l;
             let bw = band[l];
             let w1 = bw + 1;
-            f.iter_mut().for_each(|x| *x = 0.0);
+            let mut f = vec![0.0f64; out.len()];
             let s0 = start[l];
             for t in s0..start[l + 1] {
                 let i = nodes[t] as usize;
@@ -293,7 +318,8 @@ impl Lines {
                     }
                 }
             }
-            band_cholesky(f, bw);
+            band_cholesky(&mut f, bw);
+            out.iter_mut().zip(&f).for_each(|(o, v)| *o = *v as f32);
         };
         if nodes.len() < PARALLEL_MIN / B {
             chunks.iter_mut().for_each(work);
@@ -346,8 +372,8 @@ impl Lines {
 
     /// Bytes held.
     fn bytes(&self) -> usize {
-        8 * (self.start.len() + self.band.len() + self.factor_start.len() + self.factor.len())
-            + 4 * (self.nodes.len() + self.slot.len() + self.line_of.len())
+        8 * (self.start.len() + self.band.len() + self.factor_start.len())
+            + 4 * (self.factor.len() + self.nodes.len() + self.slot.len() + self.line_of.len())
     }
 }
 
@@ -383,21 +409,23 @@ fn band_cholesky(f: &mut [f64], bw: usize) {
 }
 
 /// Solves `L Lᵀ x = b` in place with the factor of [`band_cholesky`].
-fn band_solve(f: &[f64], bw: usize, x: &mut [f64]) {
+fn band_solve(f: &[f32], bw: usize, x: &mut [f64]) {
     let w1 = bw + 1;
     let m = x.len();
     for i in 0..m {
         let mut s = x[i];
+        let row = &f[i * w1..i * w1 + w1];
         for k in i.saturating_sub(bw)..i {
-            s -= f[i * w1 + k + bw - i] * x[k];
+            s -= f64::from(row[k + bw - i]) * x[k];
         }
-        x[i] = s / f[i * w1 + bw];
+        x[i] = s / f64::from(row[bw]);
     }
     for i in (0..m).rev() {
-        let xi = x[i] / f[i * w1 + bw];
+        let row = &f[i * w1..i * w1 + w1];
+        let xi = x[i] / f64::from(row[bw]);
         x[i] = xi;
         for k in i.saturating_sub(bw)..i {
-            x[k] -= f[i * w1 + k + bw - i] * xi;
+            x[k] -= f64::from(row[k + bw - i]) * xi;
         }
     }
 }
@@ -409,17 +437,18 @@ struct Level {
     free: Vec<f64>,
     /// Warp and weft line families.
     lines: [Lines; 2],
-    /// Aggregate (coarse node) of each node.
-    agg: Vec<u32>,
-    /// Members of each aggregate: `members[member_ptr[c]..member_ptr[c + 1]]`.
-    member_ptr: Vec<usize>,
-    members: Vec<u32>,
-    /// For each block of the next level's matrix, the blocks of this level
-    /// that sum into it: `gather_src[gather_ptr[k]..gather_ptr[k + 1]]`, with
-    /// their block rows in `gather_row`.
-    gather_ptr: Vec<usize>,
-    gather_src: Vec<u32>,
-    gather_row: Vec<u32>,
+    /// Prolongator rows: fine node `i` takes `p_w[k]` times coarse node
+    /// `p_col[k]` for `k` in `p_ptr[i]..p_ptr[i + 1]` (each weight times the
+    /// 5x5 identity, masked by both levels' free masks).
+    p_ptr: Vec<usize>,
+    p_col: Vec<u32>,
+    p_w: Vec<f64>,
+    /// The same entries by coarse node (the restriction `Pᵀ`).
+    t_ptr: Vec<usize>,
+    t_row: Vec<u32>,
+    t_w: Vec<f64>,
+    /// Free mask of the next level.
+    coarse_free: Vec<f64>,
 }
 
 /// The multigrid hierarchy of one matrix pattern and free mask: structure
@@ -547,55 +576,83 @@ impl Hierarchy {
             if 10 * nc > 7 * n {
                 break;
             }
-            let mut member_ptr = vec![0usize; nc + 1];
-            for &g in &agg {
-                member_ptr[g as usize + 1] += 1;
+            // Prolongator: own aggregate plus, with smoothing, the
+            // aggregates of the line neighbours.
+            let own = options.prolongator_self_weight.clamp(0.0, 1.0);
+            let nbw = (1.0 - own) / 4.0;
+            let mut p_ptr = Vec::with_capacity(n + 1);
+            let mut p_col: Vec<u32> = Vec::with_capacity(n);
+            let mut p_w: Vec<f64> = Vec::with_capacity(n);
+            p_ptr.push(0);
+            for i in 0..n {
+                let mut entries: Vec<(u32, f64)> = vec![(agg[i], own)];
+                for lines in [&warp, &weft] {
+                    let t = lines.slot[i] as usize;
+                    let l = lines.line_of[i] as usize;
+                    for nb in [t.wrapping_sub(1), t + 1] {
+                        let inside = nb >= lines.start[l] && nb < lines.start[l + 1];
+                        let g = if inside {
+                            agg[lines.nodes[nb] as usize]
+                        } else {
+                            agg[i]
+                        };
+                        entries.push((g, nbw));
+                    }
+                }
+                entries.sort_unstable_by_key(|e| e.0);
+                let start = p_col.len();
+                for (g, w) in entries {
+                    if w == 0.0 {
+                        continue;
+                    }
+                    if p_col.len() > start && *p_col.last().expect("non-empty") == g {
+                        *p_w.last_mut().expect("non-empty") += w;
+                    } else {
+                        p_col.push(g);
+                        p_w.push(w);
+                    }
+                }
+                p_ptr.push(p_col.len());
+            }
+            let mut t_ptr = vec![0usize; nc + 1];
+            for &g in &p_col {
+                t_ptr[g as usize + 1] += 1;
             }
             for c in 0..nc {
-                member_ptr[c + 1] += member_ptr[c];
+                t_ptr[c + 1] += t_ptr[c];
             }
-            let mut fill = member_ptr.clone();
-            let mut members = vec![0u32; n];
-            for (i, &g) in agg.iter().enumerate() {
-                members[fill[g as usize]] = i as u32;
-                fill[g as usize] += 1;
-            }
-            // Coarse pattern and gather map.
-            let pairs = (0..n).flat_map(|i| {
-                let agg = &agg;
-                (cur.row_ptr[i]..cur.row_ptr[i + 1])
-                    .map(move |k| (agg[i] as usize, agg[cur.cols[k] as usize] as usize))
-            });
-            let coarse = BlockSparse::from_pairs(nc, pairs);
-            let target: Vec<u32> = (0..n)
-                .flat_map(|i| {
-                    let (agg, coarse) = (&agg, &coarse);
-                    (cur.row_ptr[i]..cur.row_ptr[i + 1]).map(move |k| {
-                        coarse
-                            .index(agg[i] as usize, agg[cur.cols[k] as usize] as usize)
-                            .expect("coarse pattern holds every aggregated block")
-                            as u32
-                    })
-                })
-                .collect();
-            let mut gather_ptr = vec![0usize; coarse.nnz_blocks() + 1];
-            for &t in &target {
-                gather_ptr[t as usize + 1] += 1;
-            }
-            for k in 0..coarse.nnz_blocks() {
-                gather_ptr[k + 1] += gather_ptr[k];
-            }
-            let mut fill = gather_ptr.clone();
-            let mut gather_src = vec![0u32; target.len()];
-            let mut gather_row = vec![0u32; target.len()];
+            let mut fill = t_ptr.clone();
+            let mut t_row = vec![0u32; p_col.len()];
+            let mut t_w = vec![0.0; p_col.len()];
             for i in 0..n {
-                for k in cur.row_ptr[i]..cur.row_ptr[i + 1] {
-                    let t = target[k] as usize;
-                    gather_src[fill[t]] = k as u32;
-                    gather_row[fill[t]] = i as u32;
-                    fill[t] += 1;
+                for k in p_ptr[i]..p_ptr[i + 1] {
+                    let g = p_col[k] as usize;
+                    t_row[fill[g]] = i as u32;
+                    t_w[fill[g]] = p_w[k];
+                    fill[g] += 1;
                 }
             }
+            // Coarse pattern of Pᵀ A P.
+            let mut pairs: Vec<(usize, usize)> = Vec::new();
+            for c in 0..nc {
+                let mut row: Vec<u32> = Vec::new();
+                for t in t_ptr[c]..t_ptr[c + 1] {
+                    let i = t_row[t] as usize;
+                    for k in cur.row_ptr[i]..cur.row_ptr[i + 1] {
+                        let j = cur.cols[k] as usize;
+                        row.extend_from_slice(&p_col[p_ptr[j]..p_ptr[j + 1]]);
+                    }
+                }
+                row.sort_unstable();
+                row.dedup();
+                pairs.extend(
+                    row.into_iter()
+                        .filter(|&d| d as usize > c)
+                        .map(|d| (c, d as usize)),
+                );
+            }
+            let coarse = BlockSparse::from_pairs(nc, pairs);
+            // A coarse DOF is free when one of its aggregate's DOFs is.
             let mut coarse_free = vec![0.0; B * nc];
             for (i, &g) in agg.iter().enumerate() {
                 for c in 0..B {
@@ -606,14 +663,15 @@ impl Hierarchy {
             }
             let mut coarse = coarse;
             let level = Level {
-                free: std::mem::replace(&mut level_free, coarse_free),
+                free: std::mem::replace(&mut level_free, coarse_free.clone()),
                 lines: [warp, weft],
-                agg,
-                member_ptr,
-                members,
-                gather_ptr,
-                gather_src,
-                gather_row,
+                p_ptr,
+                p_col,
+                p_w,
+                t_ptr,
+                t_row,
+                t_w,
+                coarse_free,
             };
             galerkin(&level, cur, &mut coarse);
             levels.push(level);
@@ -658,8 +716,13 @@ impl Hierarchy {
             .levels
             .iter()
             .map(|l| {
-                8 * (l.free.len() + l.member_ptr.len() + l.gather_ptr.len())
-                    + 4 * (l.agg.len() + l.members.len() + l.gather_src.len() + l.gather_row.len())
+                8 * (l.free.len()
+                    + l.coarse_free.len()
+                    + l.p_ptr.len()
+                    + l.p_w.len()
+                    + l.t_ptr.len()
+                    + l.t_w.len())
+                    + 4 * (l.p_col.len() + l.t_row.len())
                     + l.lines[0].bytes()
                     + l.lines[1].bytes()
             })
@@ -722,36 +785,69 @@ impl Hierarchy {
                     lambda = dot(&z, &z).sqrt();
                     x = z;
                 }
-                lines.omega = 1.6 / lambda.max(1.0);
+                lines.omega = self.options.damping / lambda.max(1.0);
+                if std::env::var_os("WEFT_MG_DEBUG").is_some() {
+                    eprintln!(
+                        "level {l} family {fam}: lambda {lambda:.3}, omega {:.3}",
+                        lines.omega
+                    );
+                }
             }
         }
     }
 }
 
-/// Sums the blocks of `fine` into the Galerkin coarse matrix `coarse`
-/// (`Pᵀ A P` for the masked piecewise-identity prolongator of `level`).
+/// Computes the Galerkin coarse matrix `coarse = Pᵀ A P` of `level`'s
+/// prolongator (both sides masked by the free masks), parallel over coarse
+/// block rows; the pattern of `coarse` was built for it.
 fn galerkin(level: &Level, fine: &BlockSparse, coarse: &mut BlockSparse) {
     let free = &level.free;
-    let sum = |(k, out): (usize, &mut Block)| {
-        let mut acc = [[0.0; B]; B];
-        for g in level.gather_ptr[k]..level.gather_ptr[k + 1] {
-            let src = level.gather_src[g] as usize;
-            let i = level.gather_row[g] as usize;
-            let j = fine.cols[src] as usize;
-            let blk = &fine.values[src];
-            for r in 0..B {
-                let fr = free[B * i + r];
-                for c in 0..B {
-                    acc[r][c] += fr * blk[r][c] * free[B * j + c];
+    let cfree = &level.coarse_free;
+    let mut rows: Vec<(usize, &mut [Block])> = Vec::with_capacity(coarse.n);
+    let mut rest: &mut [Block] = &mut coarse.values;
+    for c in 0..coarse.n {
+        let (head, tail) = rest.split_at_mut(coarse.row_ptr[c + 1] - coarse.row_ptr[c]);
+        rows.push((c, head));
+        rest = tail;
+    }
+    let (row_ptr, cols) = (&coarse.row_ptr, &coarse.cols);
+    let work = |(c, out): &mut (usize, &mut [Block])| {
+        let c = *c;
+        let ccols = &cols[row_ptr[c]..row_ptr[c + 1]];
+        out.iter_mut().for_each(|b| *b = [[0.0; B]; B]);
+        for t in level.t_ptr[c]..level.t_ptr[c + 1] {
+            let i = level.t_row[t] as usize;
+            let wi = level.t_w[t];
+            for k in fine.row_ptr[i]..fine.row_ptr[i + 1] {
+                let j = fine.cols[k] as usize;
+                let blk = &fine.values[k];
+                let mut m = [[0.0; B]; B];
+                for r in 0..B {
+                    let fr = free[B * i + r] * cfree[B * c + r] * wi;
+                    for q in 0..B {
+                        m[r][q] = fr * blk[r][q] * free[B * j + q];
+                    }
+                }
+                for p in level.p_ptr[j]..level.p_ptr[j + 1] {
+                    let d = level.p_col[p] as usize;
+                    let wj = level.p_w[p];
+                    let pos = ccols
+                        .binary_search(&(d as u32))
+                        .expect("coarse pattern holds every Galerkin block");
+                    let o = &mut out[pos];
+                    for r in 0..B {
+                        for q in 0..B {
+                            o[r][q] += m[r][q] * wj * cfree[B * d + q];
+                        }
+                    }
                 }
             }
         }
-        *out = acc;
     };
-    if coarse.values.len() < PARALLEL_MIN / B {
-        coarse.values.iter_mut().enumerate().for_each(sum);
+    if fine.n < PARALLEL_MIN / B {
+        rows.iter_mut().for_each(work);
     } else {
-        coarse.values.par_iter_mut().enumerate().for_each(sum);
+        rows.par_iter_mut().with_min_len(16).for_each(work);
     }
 }
 
@@ -808,14 +904,19 @@ impl Multigrid<'_> {
         weft.smooth(&r, x, free, &mut y);
         residual(a, free, b, x, &mut r);
         // Coarse correction.
-        let nc = level.member_ptr.len() - 1;
+        let nc = level.t_ptr.len() - 1;
         let mut bc = vec![0.0; B * nc];
+        let cfree = &level.coarse_free;
         let restrict = |(c, bcc): (usize, &mut [f64])| {
-            for m in level.member_ptr[c]..level.member_ptr[c + 1] {
-                let i = level.members[m] as usize;
+            for t in level.t_ptr[c]..level.t_ptr[c + 1] {
+                let i = level.t_row[t] as usize;
+                let w = level.t_w[t];
                 for k in 0..B {
-                    bcc[k] += r[B * i + k] * free[B * i + k];
+                    bcc[k] += w * r[B * i + k] * free[B * i + k];
                 }
+            }
+            for k in 0..B {
+                bcc[k] *= cfree[B * c + k];
             }
         };
         if bc.len() < PARALLEL_MIN {
@@ -826,9 +927,12 @@ impl Multigrid<'_> {
         let mut xc = vec![0.0; B * nc];
         self.cycle(l + 1, &bc, &mut xc);
         let prolong = |(i, xi): (usize, &mut [f64])| {
-            let g = level.agg[i] as usize;
-            for k in 0..B {
-                xi[k] += xc[B * g + k] * free[B * i + k];
+            for p in level.p_ptr[i]..level.p_ptr[i + 1] {
+                let g = level.p_col[p] as usize;
+                let w = level.p_w[p];
+                for k in 0..B {
+                    xi[k] += w * xc[B * g + k] * cfree[B * g + k] * free[B * i + k];
+                }
             }
         };
         if x.len() < PARALLEL_MIN {

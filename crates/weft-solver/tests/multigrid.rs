@@ -144,9 +144,16 @@ fn multigrid_pcg_on_a_woven_patch() {
 /// The V-cycle is a symmetric positive definite operator on the free DOFs:
 /// `x·M⁻¹y = y·M⁻¹x` to 1e-10 relative and `x·M⁻¹x > 0` for random
 /// vectors, on a 40 x 40 patch with a 3-level hierarchy, before and after a
-/// value update with a different matrix.
+/// value update with a different matrix, with the plain and the
+/// line-smoothed prolongator.
 #[test]
 fn multigrid_is_symmetric_and_positive() {
+    for weight in [1.0, 0.5] {
+        symmetric_and_positive(weight);
+    }
+}
+
+fn symmetric_and_positive(prolongator_self_weight: f64) {
     let mut sim = patch(
         40,
         Settings {
@@ -158,6 +165,7 @@ fn multigrid_is_symmetric_and_positive() {
     let (free, _) = system(&mut sim);
     let options = MultigridOptions {
         coarse_nodes: 150,
+        prolongator_self_weight,
         ..Default::default()
     };
     let mut h = Hierarchy::new(&sim.assembler.matrix, &free, options).unwrap();
