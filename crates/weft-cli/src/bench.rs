@@ -24,8 +24,23 @@ use serde::Serialize;
 use std::time::Instant;
 use weft_core::{Damping, FabricBuilder, Material, ModeCoefficients, NodeSelector, WovenPatchSpec};
 use weft_cuda::cuda::CudaBackend;
+use weft_solver::multigrid::{Hierarchy, Multigrid, MultigridOptions};
 use weft_solver::pcg::{BlockJacobi, CpuOps, pcg};
 use weft_solver::{LinearSolver, Settings, Simulation};
+
+/// `--preconditioner` of `weft bench` (the scene key's values).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+#[value(rename_all = "snake_case")]
+pub enum BenchPreconditioner {
+    /// Sparse Cholesky up to 1.5e6 free DOFs, multigrid above.
+    Auto,
+    /// Sparse Cholesky.
+    Cholesky,
+    /// Aggregation multigrid with yarn-line smoothers.
+    Multigrid,
+    /// Block-Jacobi.
+    BlockJacobi,
+}
 
 /// Arguments of `weft bench`.
 #[derive(Args, Debug)]
@@ -49,6 +64,15 @@ pub struct BenchArgs {
     /// Default: 10^4 on the CPU, every size on CUDA.
     #[arg(long)]
     pub step_max_nodes: Option<usize>,
+    /// Preconditioner of the full step (`integrator.preconditioner`). With
+    /// `multigrid` the hierarchy's setup, value update and a solve of the
+    /// first system to 1e-8 are timed as well.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub preconditioner: BenchPreconditioner,
+    /// Iteration cap of the timed multigrid solve (the relative residual
+    /// reached is reported).
+    #[arg(long, default_value_t = 10_000)]
+    pub mg_max_iterations: usize,
 }
 
 /// One benchmark record (DESIGN §8 `weft bench --json`).
@@ -70,6 +94,17 @@ pub struct Record {
     newton_iterations: Option<usize>,
     cg_iterations: Option<usize>,
     threads: usize,
+    preconditioner: String,
+    /// Multigrid only: hierarchy construction (s), value update for a new
+    /// matrix (s), levels' node counts, PCG iterations and seconds per
+    /// iteration of a solve of the first system to 1e-8, hierarchy bytes.
+    mg_setup_s: Option<f64>,
+    mg_update_s: Option<f64>,
+    mg_levels: Option<Vec<usize>>,
+    mg_solve_iterations: Option<usize>,
+    mg_iteration_s: Option<f64>,
+    mg_relative_residual: Option<f64>,
+    mg_bytes: Option<usize>,
 }
 
 fn material() -> Material {
@@ -102,8 +137,9 @@ fn peak_rss() -> usize {
         .unwrap_or(0)
 }
 
-/// The benchmark patch of about `nodes` nodes (module docs).
-fn patch_simulation(nodes: usize) -> Result<Simulation> {
+/// The benchmark patch of about `nodes` nodes (module docs), solved with
+/// `preconditioner`.
+fn patch_simulation(nodes: usize, preconditioner: BenchPreconditioner) -> Result<Simulation> {
     let side = (nodes as f64).sqrt().ceil() as usize;
     let spacing = 0.57e-3;
     let extent = spacing * (side - 1) as f64;
@@ -114,6 +150,12 @@ fn patch_simulation(nodes: usize) -> Result<Simulation> {
     let fabric = b.build()?;
     let settings = Settings {
         dt: 1e-3,
+        linear_solver: match preconditioner {
+            BenchPreconditioner::Auto => LinearSolver::Auto,
+            BenchPreconditioner::Cholesky => LinearSolver::Cholesky,
+            BenchPreconditioner::Multigrid => LinearSolver::Multigrid,
+            BenchPreconditioner::BlockJacobi => LinearSolver::BlockJacobi,
+        },
         ..Default::default()
     };
     Ok(Simulation::new(
@@ -124,8 +166,14 @@ fn patch_simulation(nodes: usize) -> Result<Simulation> {
     ))
 }
 
-fn measure(nodes: usize, backend: &str, full_step: bool) -> Result<Record> {
-    let mut sim = patch_simulation(nodes)?;
+fn measure(
+    nodes: usize,
+    backend: &str,
+    full_step: bool,
+    preconditioner: BenchPreconditioner,
+    mg_max_iterations: usize,
+) -> Result<Record> {
+    let mut sim = patch_simulation(nodes, preconditioner)?;
     let n = sim.assembler.fabric.node_count();
     let dofs = sim.q.len();
 
@@ -186,6 +234,41 @@ fn measure(nodes: usize, backend: &str, full_step: bool) -> Result<Record> {
     let copy_gbps = (2 * 8 * src.len()) as f64 / copy_s / 1e9;
     drop((src, dst, y, x));
 
+    let mut mg = (None, None, None, None, None, None, None);
+    if preconditioner == BenchPreconditioner::Multigrid {
+        let a = &sim.assembler.matrix;
+        let t0 = Instant::now();
+        let mut h = Hierarchy::new(a, &free, MultigridOptions::default())
+            .map_err(|e| anyhow::anyhow!("multigrid setup failed: {e}"))?;
+        let setup = t0.elapsed().as_secs_f64();
+        let t0 = Instant::now();
+        h.update(a)
+            .map_err(|e| anyhow::anyhow!("multigrid update failed: {e}"))?;
+        let update = t0.elapsed().as_secs_f64();
+        let pre = Multigrid {
+            hierarchy: &h,
+            matrix: a,
+        };
+        let ops = CpuOps {
+            matrix: a,
+            preconditioner: &pre,
+            free: &free,
+        };
+        let mut x = vec![0.0; dofs];
+        let t0 = Instant::now();
+        let res = pcg(&ops, &r, &mut x, 1e-8, mg_max_iterations);
+        let per = t0.elapsed().as_secs_f64() / res.iterations.max(1) as f64;
+        mg = (
+            Some(setup),
+            Some(update),
+            Some(h.level_nodes(a)),
+            Some(res.iterations),
+            Some(per),
+            Some(h.bytes()),
+            Some(res.relative_residual),
+        );
+    }
+
     let (step_s, step_h, newton, cg) = if full_step {
         // Warm up: 2 ms of draping with adaptive steps, so the step measured
         // is a generic deformed state rather than the degenerate flat start;
@@ -231,6 +314,14 @@ fn measure(nodes: usize, backend: &str, full_step: bool) -> Result<Record> {
         newton_iterations: newton,
         cg_iterations: cg,
         threads: rayon_threads(),
+        preconditioner: format!("{preconditioner:?}"),
+        mg_setup_s: mg.0,
+        mg_update_s: mg.1,
+        mg_levels: mg.2,
+        mg_solve_iterations: mg.3,
+        mg_iteration_s: mg.4,
+        mg_bytes: mg.5,
+        mg_relative_residual: mg.6,
     })
 }
 
@@ -281,8 +372,8 @@ fn run_cuda(args: &BenchArgs, backend: &CudaBackend) -> Result<()> {
                 backend.device.name
             );
         }
-        let mut sim = patch_simulation(n)?;
-        sim.settings.linear_solver = LinearSolver::BlockJacobi;
+        // The device has block-Jacobi PCG only.
+        let sim = patch_simulation(n, BenchPreconditioner::BlockJacobi)?;
         let dofs = sim.q.len();
         let b = weft_cuda::bench::measure(backend, sim, n <= step_max)?;
         records.push(GpuRecord {
@@ -354,7 +445,7 @@ fn run_cuda(args: &BenchArgs, backend: &CudaBackend) -> Result<()> {
 pub fn run(args: &BenchArgs) -> Result<()> {
     // The benchmark patch uses only what the CUDA backend implements, so
     // the selection depends on the device alone.
-    let probe = patch_simulation(4)?;
+    let probe = patch_simulation(4, args.preconditioner)?;
     let selected = select(args.backend, &probe, "weft bench")?;
     drop(probe);
     if let Selected::Cuda(b) = &selected {
@@ -375,7 +466,13 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         if !args.json {
             eprintln!("weft bench: woven patch of {n} nodes ...");
         }
-        records.push(measure(n, "cpu", n <= step_max)?);
+        records.push(measure(
+            n,
+            "cpu",
+            n <= step_max,
+            args.preconditioner,
+            args.mg_max_iterations,
+        )?);
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&records)?);
@@ -416,6 +513,19 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 r.step_s.map_or("-".into(), |s| format!("{s:.3}")),
                 r.newton_iterations.map_or("-".into(), |s| s.to_string()),
                 r.cg_iterations.map_or("-".into(), |s| s.to_string())
+            );
+        }
+        for r in records.iter().filter(|r| r.mg_setup_s.is_some()) {
+            println!(
+                "multigrid, {} nodes: levels {:?}, setup {:.3} s, update {:.3} s, {} MB; solve to 1e-8: {} PCG iterations of {:.2} ms, relative residual {:.2e}",
+                r.nodes,
+                r.mg_levels.as_deref().unwrap_or_default(),
+                r.mg_setup_s.unwrap_or_default(),
+                r.mg_update_s.unwrap_or_default(),
+                r.mg_bytes.unwrap_or_default() / 1_000_000,
+                r.mg_solve_iterations.unwrap_or_default(),
+                r.mg_iteration_s.unwrap_or_default() * 1e3,
+                r.mg_relative_residual.unwrap_or_default()
             );
         }
     }

@@ -83,6 +83,7 @@ pub fn simulation(built: BuiltScene, one_iteration: bool) -> Result<Simulation> 
         linear_solver: match it.preconditioner {
             PreconditionerChoice::Auto => LinearSolver::Auto,
             PreconditionerChoice::Cholesky => LinearSolver::Cholesky,
+            PreconditionerChoice::Multigrid => LinearSolver::Multigrid,
             PreconditionerChoice::BlockJacobi => LinearSolver::BlockJacobi,
         },
         ..Settings::default()

@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 use std::path::Path;
 use weft_core::{Damping, ModeCoefficients, NodeSelector};
 use weft_io::{
-    ColliderShape, DampingSpec, ModeSpec, OutputFormat, Scene, SceneObject, interpolate_keyframes,
+    ColliderShape, DampingSpec, ModeSpec, OutputFormat, PreconditionerChoice, Scene, SceneObject,
+    interpolate_keyframes,
 };
 
 fn example_path() -> std::path::PathBuf {
@@ -124,6 +125,34 @@ fn design_example_parses_and_builds() {
     assert_eq!(h.nodes, vec![c0, c1]);
     assert_eq!(h.keyframes, vec![(0.0, [0.0; 3]), (0.5, [0.0, 0.02, 0.0])]);
     assert_relative_eq!(h.displacement_at(0.25)[1], 0.01, epsilon = 1e-15);
+}
+
+/// `integrator.preconditioner` takes its four values (default `auto`);
+/// anything else is an error naming the key path.
+#[test]
+fn preconditioner_values() {
+    let mut v = minimal();
+    assert_eq!(
+        parse(&v).integrator.preconditioner,
+        PreconditionerChoice::Auto
+    );
+    for (name, want) in [
+        ("auto", PreconditionerChoice::Auto),
+        ("cholesky", PreconditionerChoice::Cholesky),
+        ("multigrid", PreconditionerChoice::Multigrid),
+        ("block_jacobi", PreconditionerChoice::BlockJacobi),
+    ] {
+        v["integrator"] = json!({"preconditioner": name});
+        assert_eq!(parse(&v).integrator.preconditioner, want);
+    }
+    v["integrator"] = json!({"preconditioner": "amg"});
+    let e = Scene::from_str(&v.to_string(), "scene.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("scene.json") && e.contains("preconditioner"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -37,6 +37,7 @@
 use crate::assembly::{Assembler, Energies, Tie};
 use crate::bsr::B;
 use crate::cholesky::SparseCholesky;
+use crate::multigrid::{Hierarchy, Multigrid, MultigridOptions};
 use crate::par::{inf_norm, norm2, update};
 use crate::pcg::{BlockJacobi, CpuOps, PcgResult, PcgStatus, pcg};
 use crate::step::{StepBackend, StepHost};
@@ -72,6 +73,10 @@ pub struct Settings {
     pub max_strain_change: f64,
     /// Preconditioner of the Newton systems.
     pub linear_solver: LinearSolver,
+    /// Tuning of the multigrid preconditioner (used with
+    /// [`LinearSolver::Multigrid`] and above the Cholesky limit of
+    /// [`LinearSolver::Auto`]).
+    pub multigrid: MultigridOptions,
 }
 
 /// The preconditioner of PCG in each Newton iteration (DESIGN §5).
@@ -87,8 +92,14 @@ pub enum LinearSolver {
     /// [`CHOLESKY_STALE_ITERATIONS`] iterations, and refactored otherwise.
     /// Falls back to block-Jacobi for a solve whose factorisation fails.
     Cholesky,
+    /// Aggregation multigrid with yarn-line smoothers
+    /// ([`crate::multigrid`]): O(n) memory; its structure is built once per
+    /// free mask and its values are recomputed for every Newton matrix.
+    /// Falls back to block-Jacobi for a solve whose coarsest factorisation
+    /// fails.
+    Multigrid,
     /// Cholesky up to [`CHOLESKY_MAX_DOFS`] free DOFs (where its factor fits
-    /// in memory comfortably), block-Jacobi above.
+    /// in memory comfortably), multigrid above.
     Auto,
 }
 
@@ -116,6 +127,7 @@ impl Default for Settings {
             growth_after: 4,
             max_strain_change: 0.1,
             linear_solver: LinearSolver::Auto,
+            multigrid: MultigridOptions::default(),
         }
     }
 }
@@ -368,6 +380,7 @@ impl Simulation {
             strain_ref: vec![0.0; segs],
             cpu: CpuBackend {
                 cholesky: None,
+                multigrid: None,
                 len: B * n,
             },
             free_dofs: 0,
@@ -743,11 +756,12 @@ fn newton_step<S: StepBackend>(
 }
 
 /// The CPU backend of the step: assembly by [`Assembler::assemble`], PCG
-/// with the sparse Cholesky or block-Jacobi preconditioner
+/// with the sparse Cholesky, multigrid or block-Jacobi preconditioner
 /// ([`LinearSolver`]), vector operations with rayon on host `Vec<f64>`.
 #[derive(Default)]
 pub struct CpuBackend {
     cholesky: Option<SparseCholesky>,
+    multigrid: Option<Hierarchy>,
     /// Vector length `5 n`.
     len: usize,
 }
@@ -756,9 +770,18 @@ impl CpuBackend {
     /// Whether the Newton systems use the sparse Cholesky preconditioner.
     fn use_cholesky(host: &StepHost<'_>) -> bool {
         match host.settings.linear_solver {
-            LinearSolver::BlockJacobi => false,
+            LinearSolver::BlockJacobi | LinearSolver::Multigrid => false,
             LinearSolver::Cholesky => true,
             LinearSolver::Auto => host.free_dofs <= CHOLESKY_MAX_DOFS,
+        }
+    }
+
+    /// Whether the Newton systems use the multigrid preconditioner.
+    fn use_multigrid(host: &StepHost<'_>) -> bool {
+        match host.settings.linear_solver {
+            LinearSolver::BlockJacobi | LinearSolver::Cholesky => false,
+            LinearSolver::Multigrid => true,
+            LinearSolver::Auto => host.free_dofs > CHOLESKY_MAX_DOFS,
         }
     }
 }
@@ -863,6 +886,36 @@ impl StepBackend for CpuBackend {
                     };
                     return Ok((res, true));
                 }
+            }
+        }
+        if Self::use_multigrid(host) {
+            let ready = match &mut self.multigrid {
+                Some(h) if h.matches(free) => h.update(a).is_ok(),
+                _ => {
+                    self.multigrid = Hierarchy::new(a, free, host.settings.multigrid).ok();
+                    self.multigrid.is_some()
+                }
+            };
+            if let (true, Some(h)) = (ready, &self.multigrid) {
+                let mg = Multigrid {
+                    hierarchy: h,
+                    matrix: a,
+                };
+                let ops = CpuOps {
+                    matrix: a,
+                    preconditioner: &mg,
+                    free,
+                };
+                let res = pcg(&ops, rhs, dv, eta, max_it);
+                return Ok((res, indefinite(&res)));
+            } else if exact {
+                // A failed coarsest factorisation: indefinite, as with Cholesky.
+                let res = PcgResult {
+                    status: PcgStatus::NegativeCurvature,
+                    iterations: 0,
+                    relative_residual: 1.0,
+                };
+                return Ok((res, true));
             }
         }
         let pre = BlockJacobi::new(a, free);

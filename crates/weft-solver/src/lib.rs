@@ -11,6 +11,7 @@ pub mod bsr;
 pub mod cholesky;
 pub mod collide;
 pub mod integrator;
+pub mod multigrid;
 pub mod par;
 pub mod pcg;
 pub mod step;
