@@ -10,8 +10,9 @@
 // matrix block is 25 doubles row-major (Rust `[[f64; 5]; 5]`). `elems` is
 // the list of element indices of one colour (length `count`). `energies`
 // points to 4 doubles (kinetic, elastic, gravity, dissipation power), added
-// atomically. Self-collision repulsion and triangle-mesh colliders are NOT
-// here: the CPU evaluates them (documented in weft-cuda).
+// atomically. Triangle-mesh colliders enter through the tangent planes the
+// host takes at the step start (weft_assemble_planes). Self-collision
+// repulsion is NOT here: the CPU evaluates it (documented in weft-cuda).
 //
 // exact_hessians (segments, bending, shear; Assembler::exact_hessians): 0
 // puts the PSD-projected elastic Hessians K+ (elastic_projected, the
@@ -379,6 +380,25 @@ extern "C" __global__ void weft_assemble_anchors(
     block_add4(en, energies);
 }
 
+// Adds one node's penalty contact and friction against col (offset = yarn
+// radius + margin, m) to its residual entries o..o+2 and its diagonal block
+// dblock; returns nothing when there is no contact.
+WEFT_HD void add_node_contact(const Collider& col, V3 x, V3 xd, double offset, size_t o,
+                              size_t dblock, double h, double* residual, double* values,
+                              int with_matrix, double* en) {
+    double e, g[3], hs[9], fr[3], dm[9], sl[3];
+    if (!node_contact(col, x, xd, offset, &e, g, hs, fr, dm, sl)) return;
+    en[1] += e;
+    en[3] -= fr[0] * sl[0] + fr[1] * sl[1] + fr[2] * sl[2];
+    for (int r = 0; r < 3; ++r) {
+        residual[o + r] -= h * (fr[r] - g[r]);
+        if (with_matrix)
+            for (int cc = 0; cc < 3; ++cc)
+                values[25 * dblock + r * WEFT_B + cc] +=
+                    hs[r * 3 + cc] * (h * h) + dm[r * 3 + cc] * h;
+    }
+}
+
 // Colliders (plane, sphere, capsule; world frame at the step's end time):
 // penalty contact and Coulomb friction per node, node_radius[i] the yarn
 // radius of node i. Each node writes only its own entries.
@@ -393,18 +413,32 @@ extern "C" __global__ void weft_assemble_colliders(
         V3 x = load3(q + o), xd = load3(v + o);
         for (int c = 0; c < collider_count; ++c) {
             const Collider col = colliders[c];
-            double e, g[3], hs[9], fr[3], dm[9], sl[3];
-            if (!node_contact(col, x, xd, node_radius[i] + col.margin, &e, g, hs, fr, dm, sl))
-                continue;
-            en[1] += e;
-            en[3] -= fr[0] * sl[0] + fr[1] * sl[1] + fr[2] * sl[2];
-            for (int r = 0; r < 3; ++r) {
-                residual[o + r] -= h * (fr[r] - g[r]);
-                if (with_matrix)
-                    for (int cc = 0; cc < 3; ++cc)
-                        values[25 * (size_t)diag[i] + r * WEFT_B + cc] +=
-                            hs[r * 3 + cc] * (h * h) + dm[r * 3 + cc] * h;
-            }
+            add_node_contact(col, x, xd, node_radius[i] + col.margin, o, diag[i], h, residual,
+                             values, with_matrix, en);
+        }
+    }
+    block_add4(en, energies);
+}
+
+// Tangent planes of triangle-mesh colliders (Assembler::begin_step,
+// Collider::plane_contact): node i's planes are planes[plane_offsets[i] ..
+// plane_offsets[i + 1]], each a COLLIDER_PLANE in the world frame at the
+// step's end time carrying its mesh collider's stiffness, friction, margin
+// and rigid velocity field. Same penalty and friction as an analytic plane
+// (phi = n . (x - p)); each node writes only its own entries.
+extern "C" __global__ void weft_assemble_planes(
+    int nodes, const unsigned* plane_offsets, const Collider* planes, const double* node_radius,
+    const unsigned* diag, const double* q, const double* v, double h, double* residual,
+    double* values, int with_matrix, double* energies) {
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < nodes) {
+        size_t o = WEFT_B * (size_t)i;
+        V3 x = load3(q + o), xd = load3(v + o);
+        for (unsigned k = plane_offsets[i]; k < plane_offsets[i + 1]; ++k) {
+            const Collider col = planes[k];
+            add_node_contact(col, x, xd, node_radius[i] + col.margin, o, diag[i], h, residual,
+                             values, with_matrix, en);
         }
     }
     block_add4(en, energies);

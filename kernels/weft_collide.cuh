@@ -2,8 +2,9 @@
 // contact and smoothed Coulomb friction per node, mirror of
 // crates/weft-solver/src/collide/{shapes,penalty}.rs (DESIGN §6).
 //
-// Triangle-mesh colliders (BVH signed distance) are NOT implemented here:
-// they stay on the CPU. Moving colliders are given in world coordinates at
+// Triangle-mesh colliders (BVH signed distance) are not evaluated here: the
+// host linearises them once per step into per-node tangent planes
+// (Assembler::begin_step), which the kernels take as COLLIDER_PLANE. Moving colliders are given in world coordinates at
 // the evaluation time t (the host applies the keyframed rigid transform to
 // the shape, which is exact for these three shapes) with the rigid velocity
 // field v(x) = lin + ang x (x - origin).

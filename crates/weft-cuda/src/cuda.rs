@@ -20,6 +20,7 @@ use crate::device::{Device, NoDevice};
 use crate::host::GpuCollider;
 use crate::kernels::{ASSEMBLY, PCG};
 use crate::nvrtc::{self, NvrtcError};
+use crate::plan::StepColliders;
 use crate::plan::{AssemblyPlan, GpuMaterial, energies_from};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchConfig,
@@ -223,6 +224,8 @@ pub struct DeviceSystem<'b> {
     anchors: CudaSlice<f64>,
     colliders: Option<CudaSlice<GpuCollider>>,
     collider_count: usize,
+    /// Mesh colliders' tangent planes of the step: CSR offsets and planes.
+    planes: Option<(CudaSlice<u32>, CudaSlice<GpuCollider>)>,
     /// Assembly outputs.
     residual: CudaSlice<f64>,
     values: CudaSlice<f64>,
@@ -370,6 +373,7 @@ impl<'b> DeviceSystem<'b> {
             anchors: s.alloc_zeros(plan.anchor_node.len().max(1))?,
             colliders: None,
             collider_count: 0,
+            planes: None,
             residual: s.alloc_zeros(len)?,
             values: s.alloc_zeros(25 * nnz)?,
             energies: s.alloc_zeros(4)?,
@@ -396,7 +400,8 @@ impl<'b> DeviceSystem<'b> {
 
     /// Uploads the start-of-step state `q_n`, `v_n` (length `5 n`), the
     /// anchors (one per fabric anchor, m) and the colliders at the step's
-    /// end time ([`crate::plan::colliders_at`]).
+    /// end time ([`crate::plan::colliders_at`]: analytic colliders and the
+    /// mesh colliders' tangent planes).
     ///
     /// # Errors
     /// [`CudaError::Length`] for a wrong length, [`CudaError::Driver`] when
@@ -406,7 +411,7 @@ impl<'b> DeviceSystem<'b> {
         q_n: &[f64],
         v_n: &[f64],
         anchors: &[f64],
-        colliders: &[GpuCollider],
+        colliders: &StepColliders,
     ) -> Result<(), CudaError> {
         let s = &self.backend.stream;
         check_len("q_n", q_n.len(), self.len())?;
@@ -417,13 +422,7 @@ impl<'b> DeviceSystem<'b> {
             check_len("anchors", anchors.len(), self.anchors.len())?;
             s.memcpy_htod(anchors, &mut self.anchors)?;
         }
-        self.collider_count = colliders.len();
-        self.colliders = if colliders.is_empty() {
-            None
-        } else {
-            Some(s.clone_htod(colliders)?)
-        };
-        Ok(())
+        self.set_colliders(colliders)
     }
 
     /// Uploads the Newton iterate `v` (m/s, length `5 n`).
@@ -588,6 +587,26 @@ impl<'b> DeviceSystem<'b> {
                     .arg(&nodes)
                     .arg(cols)
                     .arg(&cc)
+                    .arg(&self.node_radius)
+                    .arg(&self.diag)
+                    .arg(&self.q)
+                    .arg(&self.v)
+                    .arg(&h)
+                    .arg(&mut self.residual)
+                    .arg(&mut self.values)
+                    .arg(&wm)
+                    .arg(&mut self.energies)
+                    .launch(grid(self.nodes))?;
+            }
+        }
+        if let Some((offsets, planes)) = &self.planes {
+            // SAFETY: signature of weft_assemble_planes; offsets has n + 1
+            // entries (checked in set_colliders).
+            unsafe {
+                s.launch_builder(b.f("weft_assemble_planes"))
+                    .arg(&nodes)
+                    .arg(offsets)
+                    .arg(planes)
                     .arg(&self.node_radius)
                     .arg(&self.diag)
                     .arg(&self.q)
@@ -1260,14 +1279,33 @@ impl DeviceSystem<'_> {
     }
 
     /// Uploads the colliders of the step (plane, sphere, capsule at the
-    /// step's end time).
-    pub(crate) fn set_colliders(&mut self, colliders: &[GpuCollider]) -> Result<(), CudaError> {
+    /// step's end time, and the mesh colliders' tangent planes; once per
+    /// step).
+    ///
+    /// # Errors
+    /// [`CudaError::Length`] when the plane offsets do not have `n + 1`
+    /// entries, [`CudaError::Driver`] when a copy fails.
+    pub(crate) fn set_colliders(&mut self, colliders: &StepColliders) -> Result<(), CudaError> {
         let s = &self.backend.stream;
-        self.collider_count = colliders.len();
-        self.colliders = if colliders.is_empty() {
+        let analytic = &colliders.analytic;
+        self.collider_count = analytic.len();
+        self.colliders = if analytic.is_empty() {
             None
         } else {
-            Some(s.clone_htod(colliders)?)
+            Some(s.clone_htod(analytic)?)
+        };
+        self.planes = if colliders.planes.is_empty() {
+            None
+        } else {
+            check_len(
+                "plane offsets",
+                colliders.plane_offsets.len(),
+                self.nodes + 1,
+            )?;
+            Some((
+                s.clone_htod(&colliders.plane_offsets)?,
+                s.clone_htod(&colliders.planes)?,
+            ))
         };
         Ok(())
     }

@@ -20,7 +20,7 @@
 )]
 
 use crate::host::{GpuCollider, HostError};
-use crate::plan::{AssemblyPlan, GpuMaterial, energies_from};
+use crate::plan::{AssemblyPlan, GpuMaterial, StepColliders, energies_from};
 use std::cell::RefCell;
 use weft_solver::Energies;
 use weft_solver::assembly::StrainPeak;
@@ -113,6 +113,20 @@ mod ffi {
             nodes: i32,
             colliders: *const GpuCollider,
             collider_count: i32,
+            node_radius: *const f64,
+            diag: *const u32,
+            q: *const f64,
+            v: *const f64,
+            h: f64,
+            residual: *mut f64,
+            values: *mut f64,
+            with_matrix: i32,
+            energies: *mut f64,
+        );
+        pub fn weft_assemble_planes(
+            nodes: i32,
+            plane_offsets: *const u32,
+            planes: *const GpuCollider,
             node_radius: *const f64,
             diag: *const u32,
             q: *const f64,
@@ -242,7 +256,8 @@ fn unavailable<T>() -> Result<T, HostError> {
 /// length `5 n`, `values` the matrix blocks of the plan's pattern, rewritten
 /// when `with_matrix`, with the exact or the PSD-projected elastic Hessians
 /// as [`AssemblyPlan::exact_hessians`] says; `anchors` one per fabric anchor, m; `colliders` from
-/// [`crate::plan::colliders_at`] at the step's end time). Returns the
+/// [`crate::plan::colliders_at`] at the step's end time, analytic colliders
+/// and the mesh colliders' tangent planes). Returns the
 /// energies and the largest stretch strain.
 ///
 /// # Errors
@@ -253,7 +268,7 @@ fn unavailable<T>() -> Result<T, HostError> {
 #[allow(clippy::too_many_arguments)]
 pub fn assemble(
     plan: &AssemblyPlan,
-    colliders: &[GpuCollider],
+    colliders: &StepColliders,
     q_n: &[f64],
     v_n: &[f64],
     v: &[f64],
@@ -267,6 +282,9 @@ pub fn assemble(
     assert!(q_n.len() == len && v_n.len() == len && v.len() == len && residual.len() == len);
     assert_eq!(values.len(), plan.cols.len());
     assert_eq!(anchors.len(), plan.anchor_node.len());
+    if !colliders.planes.is_empty() {
+        assert_eq!(colliders.plane_offsets.len(), plan.nodes + 1);
+    }
     #[cfg(not(weft_host_shim))]
     {
         unavailable()
@@ -391,6 +409,9 @@ pub fn assemble(
                 en.as_mut_ptr(),
             )
         );
+        let planes = &colliders.planes;
+        let colliders_offsets = &colliders.plane_offsets;
+        let colliders = &colliders.analytic;
         if !colliders.is_empty() {
             launch!(
                 weft_emu_assembly_block,
@@ -399,6 +420,26 @@ pub fn assemble(
                     plan.nodes as i32,
                     colliders.as_ptr(),
                     colliders.len() as i32,
+                    plan.node_radius.as_ptr(),
+                    plan.diag.as_ptr(),
+                    q.as_ptr(),
+                    v.as_ptr(),
+                    h,
+                    residual.as_mut_ptr(),
+                    vals,
+                    wm,
+                    en.as_mut_ptr(),
+                )
+            );
+        }
+        if !planes.is_empty() {
+            launch!(
+                weft_emu_assembly_block,
+                plan.nodes,
+                ffi::weft_assemble_planes(
+                    plan.nodes as i32,
+                    colliders_offsets.as_ptr(),
+                    planes.as_ptr(),
                     plan.node_radius.as_ptr(),
                     plan.diag.as_ptr(),
                     q.as_ptr(),

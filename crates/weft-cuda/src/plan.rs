@@ -61,9 +61,11 @@ pub struct GpuMaterial {
 /// What the kernels cannot take over from a CPU assembler.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum PlanError {
-    /// Triangle-mesh colliders are evaluated on the CPU only.
+    /// A triangle-mesh collider without the tangent planes of
+    /// [`Assembler::begin_step`] (the kernels take a mesh only through them).
     #[error(
-        "collider {0} is a triangle mesh; the CUDA kernels handle plane, sphere and capsule only"
+        "collider {0} is a triangle mesh and the assembler holds no tangent planes (call \
+         Assembler::begin_step first)"
     )]
     MeshCollider(usize),
     /// Self-collision repulsion is evaluated on the CPU only.
@@ -208,17 +210,12 @@ impl AssemblyPlan {
     /// bending threshold and `exact_hessians`).
     ///
     /// # Errors
-    /// [`PlanError::MeshCollider`] / [`PlanError::SelfCollision`] when the
-    /// assembler uses what the kernels do not evaluate;
+    /// [`PlanError::SelfCollision`] when the assembler uses what the
+    /// kernels do not evaluate;
     /// [`PlanError::TooLarge`] beyond 32-bit indices.
     pub fn new(assembler: &Assembler) -> Result<Self, PlanError> {
         if assembler.contact.self_collision.is_some() {
             return Err(PlanError::SelfCollision);
-        }
-        for (i, (c, _)) in assembler.contact.colliders.iter().enumerate() {
-            if matches!(c.shape, Shape::Mesh(_)) {
-                return Err(PlanError::MeshCollider(i));
-            }
         }
         let f: &Fabric = &assembler.fabric;
         let m: &BlockSparse = &assembler.matrix;
@@ -364,23 +361,94 @@ impl AssemblyPlan {
     }
 }
 
-/// The colliders of `assembler` in the kernels' form at time `t` (s): each
-/// plane, sphere or capsule moved to its world pose at `t` (exact for these
-/// rigid shapes) with its rigid velocity field and margin.
-///
-/// # Errors
-/// [`PlanError::MeshCollider`] for a triangle-mesh collider.
-pub fn colliders_at(assembler: &Assembler, t: f64) -> Result<Vec<GpuCollider>, PlanError> {
-    assembler
-        .contact
-        .colliders
-        .iter()
-        .enumerate()
-        .map(|(i, (c, margin))| gpu_collider(c, *margin, t).ok_or(PlanError::MeshCollider(i)))
-        .collect()
+/// The colliders of one step in the kernels' form (uploaded once per step):
+/// the analytic ones (plane, sphere, capsule) and, per node, the tangent
+/// planes of the triangle-mesh colliders taken by
+/// [`Assembler::begin_step`] at the step start, in compressed rows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepColliders {
+    /// Plane, sphere and capsule colliders at the step's end time
+    /// (`weft_assemble_colliders`).
+    pub analytic: Vec<GpuCollider>,
+    /// `plane_offsets[i]..plane_offsets[i + 1]` indexes node `i`'s planes
+    /// (length nodes + 1; empty when there is no mesh collider).
+    pub plane_offsets: Vec<u32>,
+    /// Tangent planes as plane colliders (`kind` 0) in the world frame at the
+    /// step's end time, each with its mesh collider's stiffness, friction,
+    /// margin and rigid velocity field (`weft_assemble_planes`).
+    pub planes: Vec<GpuCollider>,
 }
 
-fn gpu_collider(c: &Collider, margin: f64, t: f64) -> Option<GpuCollider> {
+impl StepColliders {
+    /// Whether the step has no collider at all.
+    pub fn is_empty(&self) -> bool {
+        self.analytic.is_empty() && self.planes.is_empty()
+    }
+}
+
+/// The colliders of `assembler` in the kernels' form at time `t` (s): each
+/// plane, sphere or capsule moved to its world pose at `t` (exact for these
+/// rigid shapes) with its rigid velocity field and margin, and the tangent
+/// planes of the mesh colliders that [`Assembler::begin_step`] took
+/// (`assembler.contact.planes`, local frame) moved to their world pose at
+/// `t`, as [`weft_solver::collide::Collider::plane_contact`] does.
+///
+/// # Errors
+/// [`PlanError::MeshCollider`] for a triangle-mesh collider when the
+/// assembler holds no tangent planes (`begin_step` not called yet; the CPU
+/// then evaluates the exact mesh distance, which the kernels do not);
+/// [`PlanError::TooLarge`] beyond 32-bit plane offsets.
+pub fn colliders_at(assembler: &Assembler, t: f64) -> Result<StepColliders, PlanError> {
+    let colliders = &assembler.contact.colliders;
+    let mut out = StepColliders::default();
+    let mut world = Vec::with_capacity(colliders.len());
+    for (i, (c, margin)) in colliders.iter().enumerate() {
+        let g = gpu_collider(c, *margin, t);
+        if c.uses_tangent_planes() {
+            if assembler.contact.planes.is_none() {
+                return Err(PlanError::MeshCollider(i));
+            }
+        } else {
+            out.analytic.push(g);
+        }
+        world.push(g);
+    }
+    if let Some(np) = &assembler.contact.planes
+        && colliders.iter().any(|(c, _)| c.uses_tangent_planes())
+    {
+        out.plane_offsets = np
+            .offsets
+            .iter()
+            .map(|&x| u32_of(x, "plane offset"))
+            .collect::<Result<_, _>>()?;
+        out.planes = np
+            .planes
+            .iter()
+            .map(|(ci, pl)| {
+                let g = &world[*ci];
+                let (pt, rot) = match &colliders[*ci].0.motion {
+                    None => (Vector3::zeros(), nalgebra::UnitQuaternion::identity()),
+                    Some(m) => {
+                        let iso = m.transform(t);
+                        (iso.translation.vector, iso.rotation)
+                    }
+                };
+                GpuCollider {
+                    kind: 0,
+                    a: (rot * pl.point + pt).into(),
+                    b: (rot * pl.normal).into(),
+                    radius: 0.0,
+                    ..*g
+                }
+            })
+            .collect();
+    }
+    Ok(out)
+}
+
+/// The kernels' form of `c` at time `t`; for a mesh only the common fields
+/// (stiffness, friction, margin, velocity field; `kind` -1).
+fn gpu_collider(c: &Collider, margin: f64, t: f64) -> GpuCollider {
     let (pt, rot, lin, ang) = match &c.motion {
         None => (
             Vector3::zeros(),
@@ -426,7 +494,7 @@ fn gpu_collider(c: &Collider, margin: f64, t: f64) -> Option<GpuCollider> {
             g.b = place(&s.b);
             g.radius = s.radius;
         }
-        Shape::Mesh(_) => return None,
+        Shape::Mesh(_) => g.kind = -1,
     }
-    Some(g)
+    g
 }

@@ -24,13 +24,12 @@
 
 use crate::cuda::{CudaBackend, CudaError, DeviceSystem};
 use crate::emulate::{self, EmulatedOps};
-use crate::host::{GpuCollider, HostError};
-use crate::plan::{AssemblyPlan, PlanError, colliders_at};
+use crate::host::HostError;
+use crate::plan::{AssemblyPlan, PlanError, StepColliders, colliders_at};
 use cudarc::driver::CudaSlice;
 use std::borrow::Cow;
 use thiserror::Error;
 use weft_solver::bsr::Block;
-use weft_solver::collide::Shape;
 use weft_solver::pcg::{PcgResult, PcgStatus};
 use weft_solver::{
     Energies, LinearSolver, Rejection, Simulation, SolverError, StepBackend, StepHost, StepStats,
@@ -40,9 +39,11 @@ use weft_solver::{
 /// the CUDA backend refuses such a simulation up front.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum Unsupported {
-    /// Triangle-mesh colliders (e.g. the body of `weft drape`).
+    /// A triangle-mesh collider without tangent planes (only when the
+    /// kernels' collider form is built before [`weft_solver::Assembler::begin_step`]).
     #[error(
-        "collider {0} is a triangle mesh (the CUDA backend supports plane, sphere and capsule colliders)"
+        "collider {0} is a triangle mesh and no tangent planes were taken for it (call \
+         Assembler::begin_step first)"
     )]
     MeshCollider(usize),
     /// Yarn-yarn self-collision repulsion.
@@ -74,11 +75,6 @@ pub enum Unsupported {
 /// The first [`Unsupported`] feature found.
 pub fn check_supported(sim: &Simulation) -> Result<(), Unsupported> {
     let a = &sim.assembler;
-    for (i, (c, _)) in a.contact.colliders.iter().enumerate() {
-        if matches!(c.shape, Shape::Mesh(_)) {
-            return Err(Unsupported::MeshCollider(i));
-        }
-    }
     if a.contact.self_collision.is_some() {
         return Err(Unsupported::SelfCollision);
     }
@@ -95,6 +91,18 @@ pub fn check_supported(sim: &Simulation) -> Result<(), Unsupported> {
         return Err(Unsupported::TooLarge("5 x node count"));
     }
     Ok(())
+}
+
+/// Whether [`weft_solver::Assembler::begin_step`] needs the real start-of-step
+/// state (mesh colliders' tangent planes, self-collision pairs); otherwise
+/// it only sets the collider time and the device backend skips the
+/// download.
+fn needs_step_state(a: &weft_solver::Assembler) -> bool {
+    a.contact.self_collision.is_some()
+        || a.contact
+            .colliders
+            .iter()
+            .any(|(c, _)| c.uses_tangent_planes())
 }
 
 fn plan_error(e: PlanError) -> Unsupported {
@@ -156,9 +164,17 @@ impl StepBackend for CudaStep<'_> {
         v_n: &CudaSlice<f64>,
         h: f64,
     ) -> Result<CudaSlice<f64>, CudaError> {
-        host.assembler.begin_step(&[], &[], h, host.t + h);
+        if needs_step_state(host.assembler) {
+            // Mesh colliders: the tangent planes are taken on the host from
+            // q_n, v_n (one download per step, not per Newton iteration).
+            let q = self.sys.download(q_n)?;
+            let vn = self.sys.download(v_n)?;
+            host.assembler.begin_step(&q, &vn, h, host.t + h);
+        } else {
+            host.assembler.begin_step(&[], &[], h, host.t + h);
+        }
         let colliders = colliders_at(host.assembler, host.t + h)
-            .expect("mesh colliders are refused by check_supported");
+            .expect("begin_step took the mesh colliders' tangent planes");
         self.sys.set_colliders(&colliders)?;
         self.sys.load_step_state(q_n, v_n)?;
         let mut v = self.sys.zeros()?;
@@ -368,7 +384,7 @@ impl<'b> CudaSimulation<'b> {
 pub struct EmulatedStep {
     plan: AssemblyPlan,
     values: Vec<Block>,
-    colliders: Vec<GpuCollider>,
+    colliders: StepColliders,
     anchors: Vec<f64>,
     q_host: Vec<f64>,
 }
@@ -384,7 +400,7 @@ impl EmulatedStep {
         Ok(Self {
             values: vec![[[0.0; 5]; 5]; plan.cols.len()],
             plan,
-            colliders: Vec::new(),
+            colliders: StepColliders::default(),
             anchors: sim.anchors.clone(),
             q_host: sim.q.clone(),
         })
@@ -402,13 +418,17 @@ impl StepBackend for EmulatedStep {
     fn begin_step(
         &mut self,
         host: &mut StepHost<'_>,
-        _q_n: &Vec<f64>,
+        q_n: &Vec<f64>,
         v_n: &Vec<f64>,
         h: f64,
     ) -> Result<Vec<f64>, HostError> {
-        host.assembler.begin_step(&[], &[], h, host.t + h);
+        if needs_step_state(host.assembler) {
+            host.assembler.begin_step(q_n, v_n, h, host.t + h);
+        } else {
+            host.assembler.begin_step(&[], &[], h, host.t + h);
+        }
         self.colliders = colliders_at(host.assembler, host.t + h)
-            .expect("mesh colliders are refused by check_supported");
+            .expect("begin_step took the mesh colliders' tangent planes");
         let mut v: Vec<f64> = v_n
             .iter()
             .zip(&self.plan.free)

@@ -11,7 +11,7 @@ use weft_core::{
 };
 use weft_potentials::testing::xorshift;
 use weft_solver::bsr::{Block, BlockSparse};
-use weft_solver::collide::{Capsule, Collider, Keyframe, Plane, RigidMotion, Sphere};
+use weft_solver::collide::{Capsule, Collider, Keyframe, Plane, RigidMotion, Sphere, TriangleMesh};
 use weft_solver::{Assembler, Handle, LinearSolver, Settings, Simulation};
 
 /// `‖a - b‖₂ / ‖b‖₂` over all entries (`‖a‖₂` when `b = 0`).
@@ -236,5 +236,97 @@ pub fn patch() -> Simulation {
         .contact
         .colliders
         .push((Collider::new(s, 200.0, 0.3).unwrap(), 0.05e-3));
+    sim
+}
+
+/// A closed axis-aligned box mesh from `lo` to `hi` (m), outward-facing
+/// triangles.
+pub fn mesh_box(lo: [f64; 3], hi: [f64; 3]) -> TriangleMesh {
+    let v: Vec<Vector3<f64>> = (0..8)
+        .map(|i| {
+            Vector3::new(
+                if i & 1 == 0 { lo[0] } else { hi[0] },
+                if i & 2 == 0 { lo[1] } else { hi[1] },
+                if i & 4 == 0 { lo[2] } else { hi[2] },
+            )
+        })
+        .collect();
+    let t = [
+        [0, 4, 6],
+        [0, 6, 2],
+        [1, 3, 7],
+        [1, 7, 5],
+        [0, 1, 5],
+        [0, 5, 4],
+        [2, 6, 7],
+        [2, 7, 3],
+        [0, 2, 3],
+        [0, 3, 1],
+        [4, 5, 7],
+        [4, 7, 6],
+    ];
+    TriangleMesh::from_triangles("box", &v, &t).unwrap()
+}
+
+/// [`scene`] with its three analytic colliders plus two triangle-mesh
+/// boxes: a static one whose top face and edge run under the first patch
+/// (nodes near the edge see two sheets), and a keyframed (translating and
+/// rotating) one under the Rayleigh patch.
+pub fn mesh_scene() -> Assembler {
+    let mut a = scene();
+    let fixed = Collider::new(
+        mesh_box([0.004, -0.01, -0.01], [0.0095, 0.00405, 0.02]),
+        60.0,
+        0.3,
+    )
+    .unwrap();
+    let motion = RigidMotion::new(&[
+        Keyframe {
+            time: 0.0,
+            translation: Vector3::zeros(),
+            rotation: None,
+        },
+        Keyframe {
+            time: 1.0,
+            translation: Vector3::new(0.002, -0.0005, 0.001),
+            rotation: Some(Vector3::new(0.0, 0.3, 0.0)),
+        },
+    ])
+    .unwrap();
+    let moving = Collider::new(
+        mesh_box([0.024, -0.01, -0.008], [0.045, 0.0042, 0.016]),
+        40.0,
+        0.5,
+    )
+    .unwrap()
+    .with_motion(motion);
+    a.contact.colliders.push((fixed, 1e-4));
+    a.contact.colliders.push((moving, 5e-5));
+    a
+}
+
+/// [`patch`] (centred at the origin, 8 mm square) falling onto a slowly
+/// rising triangle-mesh box (its top face and two edges under the patch)
+/// instead of the sphere.
+pub fn patch_on_mesh() -> Simulation {
+    let mut sim = patch();
+    let motion = RigidMotion::new(&[
+        Keyframe {
+            time: 0.0,
+            translation: Vector3::zeros(),
+            rotation: None,
+        },
+        Keyframe {
+            time: 1.0,
+            translation: Vector3::new(0.0, 0.002, 0.0),
+            rotation: None,
+        },
+    ])
+    .unwrap();
+    let mesh = mesh_box([-0.002, -0.01, -0.002], [0.0065, -0.0005, 0.0065]);
+    sim.assembler.contact.colliders = vec![(
+        Collider::new(mesh, 200.0, 0.3).unwrap().with_motion(motion),
+        0.05e-3,
+    )];
     sim
 }
