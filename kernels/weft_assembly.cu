@@ -11,8 +11,8 @@
 // the list of element indices of one colour (length `count`). `energies`
 // points to 4 doubles (kinetic, elastic, gravity, dissipation power), added
 // atomically. Triangle-mesh colliders enter through the tangent planes the
-// host takes at the step start (weft_assemble_planes). Self-collision
-// repulsion is NOT here: the CPU evaluates it (documented in weft-cuda).
+// host takes at the step start (weft_assemble_planes), self-collision
+// through the segment pairs it finds there (weft_assemble_repulsion).
 //
 // exact_hessians (segments, bending, shear; Assembler::exact_hessians): 0
 // puts the PSD-projected elastic Hessians K+ (elastic_projected, the
@@ -439,6 +439,44 @@ extern "C" __global__ void weft_assemble_planes(
             const Collider col = planes[k];
             add_node_contact(col, x, xd, node_radius[i] + col.margin, o, diag[i], h, residual,
                              values, with_matrix, en);
+        }
+    }
+    block_add4(en, energies);
+}
+
+// Self-collision repulsion between the segment pairs found on the host at
+// the step start (Assembler::begin_step): pair_nodes holds 4 nodes per pair
+// [p0, p1, q0, q1]. Interaction distance d0 (m), stiffness k (N/m). Only the
+// node-diagonal 3x3 blocks of each pair's Gauss-Newton Hessian enter the
+// matrix (the pattern is fixed), exactly as on the CPU. Pairs share nodes,
+// so the scatter is atomic.
+extern "C" __global__ void weft_assemble_repulsion(int count, const unsigned* pair_nodes,
+                                                   double d0, double k, const unsigned* diag,
+                                                   const double* q, double h, double* residual,
+                                                   double* values, int with_matrix,
+                                                   double* energies) {
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p < count) {
+        unsigned nd[4];
+        V3 x[4];
+        for (int a = 0; a < 4; ++a) {
+            nd[a] = pair_nodes[4 * (size_t)p + a];
+            x[a] = load3(q + WEFT_B * (size_t)nd[a]);
+        }
+        double e, g[12], hd[36];
+        if (segment_repulsion(x, d0, k, &e, g, hd)) {
+            en[1] += e;
+            for (int a = 0; a < 4; ++a) {
+                size_t o = WEFT_B * (size_t)nd[a];
+                size_t blk = 25 * (size_t)diag[nd[a]];
+                for (int r = 0; r < 3; ++r) {
+                    atomicAdd(residual + o + r, h * g[3 * a + r]);
+                    if (with_matrix)
+                        for (int c = 0; c < 3; ++c)
+                            atomicAdd(values + blk + r * WEFT_B + c, h * h * hd[9 * a + 3 * r + c]);
+                }
+            }
         }
     }
     block_add4(en, energies);

@@ -226,6 +226,8 @@ pub struct DeviceSystem<'b> {
     collider_count: usize,
     /// Mesh colliders' tangent planes of the step: CSR offsets and planes.
     planes: Option<(CudaSlice<u32>, CudaSlice<GpuCollider>)>,
+    /// Self-collision pairs of the step (4 nodes each), `d0` (m), `k` (N/m).
+    pairs: Option<(CudaSlice<u32>, f64, f64)>,
     /// Assembly outputs.
     residual: CudaSlice<f64>,
     values: CudaSlice<f64>,
@@ -374,6 +376,7 @@ impl<'b> DeviceSystem<'b> {
             colliders: None,
             collider_count: 0,
             planes: None,
+            pairs: None,
             residual: s.alloc_zeros(len)?,
             values: s.alloc_zeros(25 * nnz)?,
             energies: s.alloc_zeros(4)?,
@@ -597,6 +600,26 @@ impl<'b> DeviceSystem<'b> {
                     .arg(&wm)
                     .arg(&mut self.energies)
                     .launch(grid(self.nodes))?;
+            }
+        }
+        if let Some((pairs, d0, k)) = &self.pairs {
+            let count = (pairs.len() / 4) as i32;
+            // SAFETY: signature of weft_assemble_repulsion; 4 node indices
+            // per pair, each < n (from the assembler's fabric).
+            unsafe {
+                s.launch_builder(b.f("weft_assemble_repulsion"))
+                    .arg(&count)
+                    .arg(pairs)
+                    .arg(d0)
+                    .arg(k)
+                    .arg(&self.diag)
+                    .arg(&self.q)
+                    .arg(&h)
+                    .arg(&mut self.residual)
+                    .arg(&mut self.values)
+                    .arg(&wm)
+                    .arg(&mut self.energies)
+                    .launch(grid(pairs.len() / 4))?;
             }
         }
         if let Some((offsets, planes)) = &self.planes {
@@ -1278,9 +1301,9 @@ impl DeviceSystem<'_> {
             .memcpy_htod(anchors, &mut self.anchors)?)
     }
 
-    /// Uploads the colliders of the step (plane, sphere, capsule at the
-    /// step's end time, and the mesh colliders' tangent planes; once per
-    /// step).
+    /// Uploads the contacts of the step (plane, sphere, capsule at the
+    /// step's end time, the mesh colliders' tangent planes and the
+    /// self-collision pairs; once per step).
     ///
     /// # Errors
     /// [`CudaError::Length`] when the plane offsets do not have `n + 1`
@@ -1305,6 +1328,15 @@ impl DeviceSystem<'_> {
             Some((
                 s.clone_htod(&colliders.plane_offsets)?,
                 s.clone_htod(&colliders.planes)?,
+            ))
+        };
+        self.pairs = if colliders.pairs.is_empty() {
+            None
+        } else {
+            Some((
+                s.clone_htod(&colliders.pairs)?,
+                colliders.d0,
+                colliders.repulsion_stiffness,
             ))
         };
         Ok(())

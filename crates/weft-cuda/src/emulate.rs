@@ -137,6 +137,19 @@ mod ffi {
             with_matrix: i32,
             energies: *mut f64,
         );
+        pub fn weft_assemble_repulsion(
+            count: i32,
+            pair_nodes: *const u32,
+            d0: f64,
+            k: f64,
+            diag: *const u32,
+            q: *const f64,
+            h: f64,
+            residual: *mut f64,
+            values: *mut f64,
+            with_matrix: i32,
+            energies: *mut f64,
+        );
         pub fn weft_assemble_point_masses(
             nodes: i32,
             point_mass: *const f64,
@@ -256,8 +269,8 @@ fn unavailable<T>() -> Result<T, HostError> {
 /// length `5 n`, `values` the matrix blocks of the plan's pattern, rewritten
 /// when `with_matrix`, with the exact or the PSD-projected elastic Hessians
 /// as [`AssemblyPlan::exact_hessians`] says; `anchors` one per fabric anchor, m; `colliders` from
-/// [`crate::plan::colliders_at`] at the step's end time, analytic colliders
-/// and the mesh colliders' tangent planes). Returns the
+/// [`crate::plan::colliders_at`] at the step's end time, analytic colliders,
+/// the mesh colliders' tangent planes and the self-collision pairs). Returns the
 /// energies and the largest stretch strain.
 ///
 /// # Errors
@@ -409,6 +422,26 @@ pub fn assemble(
                 en.as_mut_ptr(),
             )
         );
+        let npairs = colliders.pairs.len() / 4;
+        if npairs > 0 {
+            launch!(
+                weft_emu_assembly_block,
+                npairs,
+                ffi::weft_assemble_repulsion(
+                    npairs as i32,
+                    colliders.pairs.as_ptr(),
+                    colliders.d0,
+                    colliders.repulsion_stiffness,
+                    plan.diag.as_ptr(),
+                    q.as_ptr(),
+                    h,
+                    residual.as_mut_ptr(),
+                    vals,
+                    wm,
+                    en.as_mut_ptr(),
+                )
+            );
+        }
         let planes = &colliders.planes;
         let colliders_offsets = &colliders.plane_offsets;
         let colliders = &colliders.analytic;

@@ -68,9 +68,6 @@ pub enum PlanError {
          Assembler::begin_step first)"
     )]
     MeshCollider(usize),
-    /// Self-collision repulsion is evaluated on the CPU only.
-    #[error("self-collision is enabled; the CUDA kernels do not evaluate yarn-yarn repulsion")]
-    SelfCollision,
     /// An index does not fit the kernels' 32-bit indices.
     #[error("{0} exceeds the kernels' 32-bit index range")]
     TooLarge(&'static str),
@@ -210,13 +207,8 @@ impl AssemblyPlan {
     /// bending threshold and `exact_hessians`).
     ///
     /// # Errors
-    /// [`PlanError::SelfCollision`] when the assembler uses what the
-    /// kernels do not evaluate;
     /// [`PlanError::TooLarge`] beyond 32-bit indices.
     pub fn new(assembler: &Assembler) -> Result<Self, PlanError> {
-        if assembler.contact.self_collision.is_some() {
-            return Err(PlanError::SelfCollision);
-        }
         let f: &Fabric = &assembler.fabric;
         let m: &BlockSparse = &assembler.matrix;
         let n = f.node_count();
@@ -361,10 +353,10 @@ impl AssemblyPlan {
     }
 }
 
-/// The colliders of one step in the kernels' form (uploaded once per step):
-/// the analytic ones (plane, sphere, capsule) and, per node, the tangent
-/// planes of the triangle-mesh colliders taken by
-/// [`Assembler::begin_step`] at the step start, in compressed rows.
+/// The contacts of one step in the kernels' form (uploaded once per step):
+/// the analytic colliders (plane, sphere, capsule), per node the tangent
+/// planes of the triangle-mesh colliders, and the self-collision segment
+/// pairs, the last two found by [`Assembler::begin_step`] at the step start.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StepColliders {
     /// Plane, sphere and capsule colliders at the step's end time
@@ -377,12 +369,19 @@ pub struct StepColliders {
     /// step's end time, each with its mesh collider's stiffness, friction,
     /// margin and rigid velocity field (`weft_assemble_planes`).
     pub planes: Vec<GpuCollider>,
+    /// Self-collision pairs, 4 nodes `[p0, p1, q0, q1]` per pair
+    /// (`weft_assemble_repulsion`); empty without self-collision.
+    pub pairs: Vec<u32>,
+    /// Self-collision interaction distance `d0` (m).
+    pub d0: f64,
+    /// Self-collision stiffness `k` (N/m).
+    pub repulsion_stiffness: f64,
 }
 
 impl StepColliders {
-    /// Whether the step has no collider at all.
+    /// Whether the step has no collider and no self-collision pair.
     pub fn is_empty(&self) -> bool {
-        self.analytic.is_empty() && self.planes.is_empty()
+        self.analytic.is_empty() && self.planes.is_empty() && self.pairs.is_empty()
     }
 }
 
@@ -391,13 +390,15 @@ impl StepColliders {
 /// rigid shapes) with its rigid velocity field and margin, and the tangent
 /// planes of the mesh colliders that [`Assembler::begin_step`] took
 /// (`assembler.contact.planes`, local frame) moved to their world pose at
-/// `t`, as [`weft_solver::collide::Collider::plane_contact`] does.
+/// `t`, as [`weft_solver::collide::Collider::plane_contact`] does; and the
+/// self-collision pairs of `assembler.contact.self_collision` with its `d0`
+/// and stiffness.
 ///
 /// # Errors
 /// [`PlanError::MeshCollider`] for a triangle-mesh collider when the
 /// assembler holds no tangent planes (`begin_step` not called yet; the CPU
 /// then evaluates the exact mesh distance, which the kernels do not);
-/// [`PlanError::TooLarge`] beyond 32-bit plane offsets.
+/// [`PlanError::TooLarge`] beyond 32-bit plane offsets or node indices.
 pub fn colliders_at(assembler: &Assembler, t: f64) -> Result<StepColliders, PlanError> {
     let colliders = &assembler.contact.colliders;
     let mut out = StepColliders::default();
@@ -442,6 +443,16 @@ pub fn colliders_at(assembler: &Assembler, t: f64) -> Result<StepColliders, Plan
                 }
             })
             .collect();
+    }
+    if let Some(sc) = &assembler.contact.self_collision {
+        out.d0 = sc.d0;
+        out.repulsion_stiffness = sc.stiffness;
+        out.pairs = sc
+            .contacts
+            .iter()
+            .flat_map(|c| c.nodes)
+            .map(|n| u32_of(n, "node"))
+            .collect::<Result<_, _>>()?;
     }
     Ok(out)
 }

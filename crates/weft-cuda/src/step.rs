@@ -46,9 +46,6 @@ pub enum Unsupported {
          Assembler::begin_step first)"
     )]
     MeshCollider(usize),
-    /// Yarn-yarn self-collision repulsion.
-    #[error("self-collision is enabled (the CUDA backend has no yarn-yarn repulsion kernel)")]
-    SelfCollision,
     /// Seam ties (garments).
     #[error("the fabric has {0} seam ties (the CUDA backend has no seam-tie kernel)")]
     SeamTies(usize),
@@ -75,9 +72,6 @@ pub enum Unsupported {
 /// The first [`Unsupported`] feature found.
 pub fn check_supported(sim: &Simulation) -> Result<(), Unsupported> {
     let a = &sim.assembler;
-    if a.contact.self_collision.is_some() {
-        return Err(Unsupported::SelfCollision);
-    }
     if !a.ties().is_empty() {
         return Err(Unsupported::SeamTies(a.ties().len()));
     }
@@ -108,7 +102,6 @@ fn needs_step_state(a: &weft_solver::Assembler) -> bool {
 fn plan_error(e: PlanError) -> Unsupported {
     match e {
         PlanError::MeshCollider(i) => Unsupported::MeshCollider(i),
-        PlanError::SelfCollision => Unsupported::SelfCollision,
         PlanError::TooLarge(w) => Unsupported::TooLarge(w),
     }
 }

@@ -2,7 +2,7 @@
 //! assembly against the CPU assembler in both matrix modes (projected and
 //! exact elastic Hessians, `exact_hessians` set on the assembler and the
 //! device system, the scene with two triangle-mesh colliders taken as
-//! tangent planes; 1e-10 relative, `‖a - b‖₂/‖b‖₂` over all entries), and
+//! tangent planes and self-collision pairs; 1e-10 relative, `‖a - b‖₂/‖b‖₂` over all entries), and
 //! PCG on the default (projected, SPD) matrix (block-Jacobi inverses 1e-10; device-resident
 //! fused PCG and the host PCG over `CudaOps`: iterations within 2 of the
 //! CPU, solutions within 1e-10) on the scene of tests/common; and a
@@ -15,7 +15,7 @@
 
 mod common;
 
-use common::{flat, inputs, mesh_scene, rel, scene};
+use common::{flat, inputs, mesh_scene, rel, scene, with_self_collision};
 use weft_cuda::cuda::{CudaBackend, CudaOps, DeviceSystem};
 use weft_cuda::plan::{AssemblyPlan, colliders_at};
 use weft_solver::pcg::{BlockJacobi, CpuOps, PcgStatus, pcg};
@@ -41,6 +41,7 @@ fn gpu_assembly_matches_the_cpu_assembler() {
     // The shared scene plus two triangle-mesh boxes (static and keyframed),
     // taken as per-node tangent planes at each step start.
     let mut a = mesh_scene();
+    with_self_collision(&mut a, 2.5e-3, 60.0, 1);
     let t0 = a.time;
     let plan = AssemblyPlan::new(&a).unwrap();
     let mut sys = DeviceSystem::new(&b, &plan).unwrap();
@@ -50,7 +51,7 @@ fn gpu_assembly_matches_the_cpu_assembler() {
         let s = inputs(&a, 0x9e37_79b9 + seed, true);
         a.begin_step(&s.q_n, &s.v_n, s.h, t0 + s.h);
         let colliders = colliders_at(&a, a.time).unwrap();
-        assert!(!colliders.planes.is_empty());
+        assert!(!colliders.planes.is_empty() && !colliders.pairs.is_empty());
         let mut res_cpu = vec![0.0; s.q_n.len()];
         let (e_cpu, p_cpu) = a.assemble(&s.q_n, &s.v_n, &s.v, s.h, &s.anchors, &mut res_cpu, true);
         sys.upload_step(&s.q_n, &s.v_n, &s.anchors, &colliders)
@@ -140,7 +141,8 @@ fn gpu_pcg_matches_the_cpu_pcg() {
 /// 100 steps of the device step driver (`CudaSimulation`: the CPU's Newton
 /// loop on the kernels) against the CPU backend with block-Jacobi PCG on
 /// the patch of tests/common (on its sphere, and on a rising triangle-mesh
-/// box, `patch_on_mesh`), Newton tolerance 1e-8: the same accepted
+/// box, `patch_on_mesh`, and two stacked patches with self-collision,
+/// `stacked_patches`), Newton tolerance 1e-8: the same accepted
 /// steps and rejections, positions within 1e-8 relative
 /// (`‖a - b‖₂/‖b‖₂`) at every step and velocities within 1e-6 of the run's
 /// largest `‖v‖₂`. (The emulated kernels give 5.4e-10 and 9.0e-8 on the
@@ -152,9 +154,10 @@ fn gpu_trajectory_matches_cpu_for_100_steps() {
         return;
     };
     type Make = fn() -> weft_solver::Simulation;
-    let scenes: [(&str, Make); 2] = [
+    let scenes: [(&str, Make); 3] = [
         ("patch on a sphere", common::patch),
         ("patch on a moving mesh box", common::patch_on_mesh),
+        ("stacked patches, self-collision", common::stacked_patches),
     ];
     for (name, make) in scenes {
         let mut cpu = make();

@@ -330,3 +330,42 @@ pub fn patch_on_mesh() -> Simulation {
     )];
     sim
 }
+
+/// Self-collision on `a`'s fabric as the CLI sets it up: interaction
+/// distance `d0` (m), stiffness `k` (N/m), broad phase within `2 d0`,
+/// pairs within `hops` hops of the yarn graph excluded.
+pub fn with_self_collision(a: &mut Assembler, d0: f64, k: f64, hops: usize) {
+    let detector =
+        weft_solver::collide::SelfCollision::from_fabric(&a.fabric, 2.0 * d0, hops).unwrap();
+    a.contact.self_collision = Some(weft_solver::assembly::SelfContact {
+        detector,
+        d0,
+        stiffness: k,
+        contacts: Vec::new(),
+    });
+}
+
+/// [`patch`] with a second 9 x 9 patch 0.45 mm above it (shifted by half a
+/// spacing, unpinned), both falling onto the sphere, with self-collision
+/// (`d0` 0.3 mm, 5 N/m, 2 hops excluded): the upper patch rests on the
+/// lower one through the repulsion.
+pub fn stacked_patches() -> Simulation {
+    let base = patch();
+    let m = base.assembler.fabric.materials[0].clone();
+    let mut b = FabricBuilder::new(vec![m]).unwrap();
+    let mut spec = WovenPatchSpec::new("cotton", [0.008, 0.008], [9, 9], [0.0; 3]);
+    spec.pinned = vec![NodeSelector::Corner(0), NodeSelector::Corner(1)];
+    b.add_woven_patch(&spec).unwrap();
+    let upper = WovenPatchSpec::new("cotton", [0.008, 0.008], [9, 9], [0.0005, 0.00045, 0.0005]);
+    b.add_woven_patch(&upper).unwrap();
+    let fabric = b.build().unwrap();
+    let mut sim = Simulation::new(
+        fabric,
+        Vector3::new(0.0, -9.81, 0.0),
+        base.settings.clone(),
+        vec![],
+    );
+    sim.assembler.contact.colliders = base.assembler.contact.colliders;
+    with_self_collision(&mut sim.assembler, 0.3e-3, 5.0, 2);
+    sim
+}
