@@ -90,12 +90,13 @@ __device__ __forceinline__ void scatter(double* res, double* vals, const unsigne
 // contact (+ damping), gravity. seg_nodes: 2 per segment (a, b); seg_slot:
 // 3 (warp, u) or 4 (weft, v); seg_blocks: 4 per segment (pairs aa, ab, ba,
 // bb). seg_strain[e] receives |stretch strain| (for the step control).
+// drag: mass-proportional drag (1/s, Assembler::drag; 0 for none).
 // exact_hessians: see the top of this file.
 extern "C" __global__ void weft_assemble_segments(
     const unsigned* elems, int count, const unsigned* seg_nodes, const int* seg_slot,
     const unsigned* seg_material, const double* seg_spacing, const unsigned* seg_blocks,
     const GpuMaterial* materials, const double* q, const double* v, const double* q_n,
-    const double* v_n, double h, double gx, double gy, double gz, double* residual,
+    const double* v_n, double h, double gx, double gy, double gz, double drag, double* residual,
     double* values, int with_matrix, int exact_hessians, double* energies, double* seg_strain) {
     double en[4] = {0.0, 0.0, 0.0, 0.0};
     int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -125,6 +126,17 @@ extern "C" __global__ void weft_assemble_segments(
         for (int i = 0; i < 8; ++i) kin += ve[i] * mv[i];
         en[0] += 0.5 * kin;
         for (int i = 0; i < 64; ++i) ae[i] = m[i];
+        if (drag > 0.0) {
+            // Mass-proportional drag f = -drag M v (Assembler::drag).
+            double dp = 0.0;
+            for (int i = 0; i < 8; ++i) {
+                double fd = mv[i] * drag;
+                re[i] += fd * h;
+                dp += ve[i] * fd;
+            }
+            for (int i = 0; i < 64; ++i) ae[i] += m[i] * (h * drag);
+            en[3] += dp;
+        }
         inertia_force(mp.rho_l, qne, vne, fe);
         // Stretch.
         Strain<1, 8> st;
@@ -477,6 +489,31 @@ extern "C" __global__ void weft_assemble_repulsion(int count, const unsigned* pa
                             atomicAdd(values + blk + r * WEFT_B + c, h * h * hd[9 * a + 3 * r + c]);
                 }
             }
+        }
+    }
+    block_add4(en, energies);
+}
+
+// Attachment springs V = 1/2 k |x - p|^2 (Assembler::attachments): node
+// attach_node[j] pulled to the fixed point attach_point[3j..3j+3] (m),
+// stiffness k (N/m). Node-diagonal blocks; a node may carry several
+// attachments, so the scatter is atomic.
+extern "C" __global__ void weft_assemble_attachments(int count, const unsigned* attach_node,
+                                                     const double* attach_point, double k,
+                                                     const unsigned* diag, const double* q,
+                                                     double h, double* residual, double* values,
+                                                     int with_matrix, double* energies) {
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < count) {
+        unsigned node = attach_node[j];
+        size_t o = WEFT_B * (size_t)node;
+        V3 d = sub(load3(q + o), load3(attach_point + 3 * (size_t)j));
+        en[1] += 0.5 * k * norm2(d);
+        double dd[3] = {d.x, d.y, d.z};
+        for (int r = 0; r < 3; ++r) {
+            atomicAdd(residual + o + r, h * k * dd[r]);
+            if (with_matrix) atomicAdd(values + 25 * (size_t)diag[node] + r * WEFT_B + r, h * h * k);
         }
     }
     block_add4(en, energies);

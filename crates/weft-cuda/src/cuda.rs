@@ -216,6 +216,9 @@ pub struct DeviceSystem<'b> {
     /// [`AssemblyPlan::exact_hessians`], read by every
     /// [`DeviceSystem::assemble`] (mirrors `Assembler::exact_hessians`).
     pub exact_hessians: bool,
+    /// Mass-proportional drag (1/s), the segment kernel's `drag` argument;
+    /// initialised from [`AssemblyPlan::drag`] (mirrors `Assembler::drag`).
+    pub drag: f64,
     /// Step state: `q_n`, `v_n`, iterate `v`, `q = q_n + h v`.
     q_n: CudaSlice<f64>,
     v_n: CudaSlice<f64>,
@@ -228,6 +231,8 @@ pub struct DeviceSystem<'b> {
     planes: Option<(CudaSlice<u32>, CudaSlice<GpuCollider>)>,
     /// Self-collision pairs of the step (4 nodes each), `d0` (m), `k` (N/m).
     pairs: Option<(CudaSlice<u32>, f64, f64)>,
+    /// Attachment springs of the step: nodes, points (3 each), `k_a` (N/m).
+    attachments: Option<(CudaSlice<u32>, CudaSlice<f64>, f64)>,
     /// Assembly outputs.
     residual: CudaSlice<f64>,
     values: CudaSlice<f64>,
@@ -368,6 +373,7 @@ impl<'b> DeviceSystem<'b> {
             bending_threshold: plan.bending_threshold,
             shear_threshold: plan.shear_threshold,
             exact_hessians: plan.exact_hessians,
+            drag: plan.drag,
             q_n: s.alloc_zeros(len)?,
             v_n: s.alloc_zeros(len)?,
             v: s.alloc_zeros(len)?,
@@ -377,6 +383,7 @@ impl<'b> DeviceSystem<'b> {
             collider_count: 0,
             planes: None,
             pairs: None,
+            attachments: None,
             residual: s.alloc_zeros(len)?,
             values: s.alloc_zeros(25 * nnz)?,
             energies: s.alloc_zeros(4)?,
@@ -505,6 +512,7 @@ impl<'b> DeviceSystem<'b> {
                     .arg(&gx)
                     .arg(&gy)
                     .arg(&gz)
+                    .arg(&self.drag)
                     .arg(&mut self.residual)
                     .arg(&mut self.values)
                     .arg(&wm)
@@ -600,6 +608,26 @@ impl<'b> DeviceSystem<'b> {
                     .arg(&wm)
                     .arg(&mut self.energies)
                     .launch(grid(self.nodes))?;
+            }
+        }
+        if let Some((nodes_a, points, k)) = &self.attachments {
+            let count = nodes_a.len() as i32;
+            // SAFETY: signature of weft_assemble_attachments; 3 point
+            // coordinates per node, each node < n.
+            unsafe {
+                s.launch_builder(b.f("weft_assemble_attachments"))
+                    .arg(&count)
+                    .arg(nodes_a)
+                    .arg(points)
+                    .arg(k)
+                    .arg(&self.diag)
+                    .arg(&self.q)
+                    .arg(&h)
+                    .arg(&mut self.residual)
+                    .arg(&mut self.values)
+                    .arg(&wm)
+                    .arg(&mut self.energies)
+                    .launch(grid(nodes_a.len()))?;
             }
         }
         if let Some((pairs, d0, k)) = &self.pairs {
@@ -1337,6 +1365,15 @@ impl DeviceSystem<'_> {
                 s.clone_htod(&colliders.pairs)?,
                 colliders.d0,
                 colliders.repulsion_stiffness,
+            ))
+        };
+        self.attachments = if colliders.attach_nodes.is_empty() {
+            None
+        } else {
+            Some((
+                s.clone_htod(&colliders.attach_nodes)?,
+                s.clone_htod(&colliders.attach_points)?,
+                colliders.attachment_stiffness,
             ))
         };
         Ok(())

@@ -51,6 +51,7 @@ mod ffi {
             gx: f64,
             gy: f64,
             gz: f64,
+            drag: f64,
             residual: *mut f64,
             values: *mut f64,
             with_matrix: i32,
@@ -141,6 +142,19 @@ mod ffi {
             count: i32,
             pair_nodes: *const u32,
             d0: f64,
+            k: f64,
+            diag: *const u32,
+            q: *const f64,
+            h: f64,
+            residual: *mut f64,
+            values: *mut f64,
+            with_matrix: i32,
+            energies: *mut f64,
+        );
+        pub fn weft_assemble_attachments(
+            count: i32,
+            attach_node: *const u32,
+            attach_point: *const f64,
             k: f64,
             diag: *const u32,
             q: *const f64,
@@ -270,7 +284,8 @@ fn unavailable<T>() -> Result<T, HostError> {
 /// when `with_matrix`, with the exact or the PSD-projected elastic Hessians
 /// as [`AssemblyPlan::exact_hessians`] says; `anchors` one per fabric anchor, m; `colliders` from
 /// [`crate::plan::colliders_at`] at the step's end time, analytic colliders,
-/// the mesh colliders' tangent planes and the self-collision pairs). Returns the
+/// the mesh colliders' tangent planes, the self-collision pairs and the
+/// attachment springs). Returns the
 /// energies and the largest stretch strain.
 ///
 /// # Errors
@@ -343,6 +358,7 @@ pub fn assemble(
                     gx,
                     gy,
                     gz,
+                    plan.drag,
                     residual.as_mut_ptr(),
                     vals,
                     wm,
@@ -422,6 +438,26 @@ pub fn assemble(
                 en.as_mut_ptr(),
             )
         );
+        let natt = colliders.attach_nodes.len();
+        if natt > 0 {
+            launch!(
+                weft_emu_assembly_block,
+                natt,
+                ffi::weft_assemble_attachments(
+                    natt as i32,
+                    colliders.attach_nodes.as_ptr(),
+                    colliders.attach_points.as_ptr(),
+                    colliders.attachment_stiffness,
+                    plan.diag.as_ptr(),
+                    q.as_ptr(),
+                    h,
+                    residual.as_mut_ptr(),
+                    vals,
+                    wm,
+                    en.as_mut_ptr(),
+                )
+            );
+        }
         let npairs = colliders.pairs.len() / 4;
         if npairs > 0 {
             launch!(

@@ -196,6 +196,11 @@ pub struct AssemblyPlan {
     /// sets the assembler's (exact first, projected once the matrix is found
     /// indefinite). Residual and energies do not depend on it.
     pub exact_hessians: bool,
+    /// Mass-proportional drag (1/s), [`Assembler::drag`]: copied by
+    /// [`AssemblyPlan::new`]; the step backends refresh it from the
+    /// assembler before each assembly (the garment pipeline changes it
+    /// between phases).
+    pub drag: f64,
 }
 
 fn u32_of(x: usize, what: &'static str) -> Result<u32, PlanError> {
@@ -311,6 +316,7 @@ impl AssemblyPlan {
             bending_threshold: assembler.bending_threshold,
             shear_threshold: weft_potentials::shear::SMALL_ANGLE_THRESHOLD,
             exact_hessians: assembler.exact_hessians,
+            drag: assembler.drag,
         };
         for s in &el.segments {
             p.seg_nodes
@@ -376,12 +382,22 @@ pub struct StepColliders {
     pub d0: f64,
     /// Self-collision stiffness `k` (N/m).
     pub repulsion_stiffness: f64,
+    /// Attachment spring nodes ([`Assembler::attachments`]); empty when
+    /// [`Assembler::attachment_stiffness`] is 0.
+    pub attach_nodes: Vec<u32>,
+    /// Attachment points, 3 per spring (m).
+    pub attach_points: Vec<f64>,
+    /// Attachment stiffness `k_a` (N/m).
+    pub attachment_stiffness: f64,
 }
 
 impl StepColliders {
     /// Whether the step has no collider and no self-collision pair.
     pub fn is_empty(&self) -> bool {
-        self.analytic.is_empty() && self.planes.is_empty() && self.pairs.is_empty()
+        self.analytic.is_empty()
+            && self.planes.is_empty()
+            && self.pairs.is_empty()
+            && self.attach_nodes.is_empty()
     }
 }
 
@@ -392,7 +408,7 @@ impl StepColliders {
 /// (`assembler.contact.planes`, local frame) moved to their world pose at
 /// `t`, as [`weft_solver::collide::Collider::plane_contact`] does; and the
 /// self-collision pairs of `assembler.contact.self_collision` with its `d0`
-/// and stiffness.
+/// and stiffness; and the attachment springs (when their stiffness is > 0).
 ///
 /// # Errors
 /// [`PlanError::MeshCollider`] for a triangle-mesh collider when the
@@ -453,6 +469,13 @@ pub fn colliders_at(assembler: &Assembler, t: f64) -> Result<StepColliders, Plan
             .flat_map(|c| c.nodes)
             .map(|n| u32_of(n, "node"))
             .collect::<Result<_, _>>()?;
+    }
+    if assembler.attachment_stiffness > 0.0 {
+        out.attachment_stiffness = assembler.attachment_stiffness;
+        for (n, p) in &assembler.attachments {
+            out.attach_nodes.push(u32_of(*n, "node")?);
+            out.attach_points.extend_from_slice(p.as_slice());
+        }
     }
     Ok(out)
 }

@@ -49,9 +49,6 @@ pub enum Unsupported {
     /// Seam ties (garments).
     #[error("the fabric has {0} seam ties (the CUDA backend has no seam-tie kernel)")]
     SeamTies(usize),
-    /// Mass-proportional drag.
-    #[error("mass-proportional drag {0} 1/s is set (the CUDA backend has no drag term)")]
-    Drag(f64),
     /// The sparse Cholesky preconditioner.
     #[error(
         "integrator.preconditioner is \"cholesky\" (the CUDA backend has block-Jacobi PCG only; use \"block_jacobi\" or \"auto\")"
@@ -74,9 +71,6 @@ pub fn check_supported(sim: &Simulation) -> Result<(), Unsupported> {
     let a = &sim.assembler;
     if !a.ties().is_empty() {
         return Err(Unsupported::SeamTies(a.ties().len()));
-    }
-    if a.drag != 0.0 {
-        return Err(Unsupported::Drag(a.drag));
     }
     if sim.settings.linear_solver == LinearSolver::Cholesky {
         return Err(Unsupported::Cholesky);
@@ -190,6 +184,7 @@ impl StepBackend for CudaStep<'_> {
     ) -> Result<Energies, CudaError> {
         // q_n and v_n were loaded into the system by begin_step.
         self.sys.exact_hessians = host.assembler.exact_hessians;
+        self.sys.drag = host.assembler.drag;
         self.sys.assemble_into(v, h, r, with_matrix)
     }
 
@@ -444,6 +439,7 @@ impl StepBackend for EmulatedStep {
         with_matrix: bool,
     ) -> Result<Energies, HostError> {
         self.plan.exact_hessians = host.assembler.exact_hessians;
+        self.plan.drag = host.assembler.drag;
         let (e, _) = emulate::assemble(
             &self.plan,
             &self.colliders,
