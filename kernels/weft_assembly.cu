@@ -494,6 +494,51 @@ extern "C" __global__ void weft_assemble_repulsion(int count, const unsigned* pa
     block_add4(en, energies);
 }
 
+// Seam ties (Assembler::ties, weft_potentials::seam): node tie_nodes[3j]
+// pulled to (1 - t) x_a + t x_b (a, b = tie_nodes[3j + 1, 3j + 2], t =
+// tie_t[j]) by V = 1/2 k |eps|^2, eps = x_n - p, with dissipation
+// W = 1/2 kd |eps_dot|^2. The strain is linear: K = k J^T J, -df/dv =
+// kd J^T J, J = [I, -(1-t) I, -t I]. tie_blocks: 9 per tie (node pairs
+// row-major). Ties of one seam share nodes: the scatter is atomic.
+extern "C" __global__ void weft_assemble_ties(int count, const unsigned* tie_nodes,
+                                              const double* tie_t, const unsigned* tie_blocks,
+                                              double k, double kd, const double* q,
+                                              const double* v, double h, double* residual,
+                                              double* values, int with_matrix,
+                                              double* energies) {
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < count) {
+        double t = tie_t[j];
+        double w[3] = {1.0, -(1.0 - t), -t};
+        unsigned nd[3];
+        double eps[3] = {0.0, 0.0, 0.0}, epsd[3] = {0.0, 0.0, 0.0};
+        for (int a = 0; a < 3; ++a) {
+            nd[a] = tie_nodes[3 * (size_t)j + a];
+            size_t o = WEFT_B * (size_t)nd[a];
+            for (int i = 0; i < 3; ++i) {
+                eps[i] += w[a] * q[o + i];
+                epsd[i] += w[a] * v[o + i];
+            }
+        }
+        en[1] += 0.5 * k * (eps[0] * eps[0] + eps[1] * eps[1] + eps[2] * eps[2]);
+        en[3] += kd * (epsd[0] * epsd[0] + epsd[1] * epsd[1] + epsd[2] * epsd[2]);
+        for (int a = 0; a < 3; ++a) {
+            size_t o = WEFT_B * (size_t)nd[a];
+            // R = -h f, f = -k w_a eps - kd w_a eps_dot.
+            for (int i = 0; i < 3; ++i)
+                atomicAdd(residual + o + i, h * (k * w[a] * eps[i] + kd * w[a] * epsd[i]));
+            if (with_matrix)
+                for (int b = 0; b < 3; ++b) {
+                    double c = (k * h * h + kd * h) * w[a] * w[b];
+                    size_t blk = 25 * (size_t)tie_blocks[9 * (size_t)j + 3 * a + b];
+                    for (int i = 0; i < 3; ++i) atomicAdd(values + blk + i * WEFT_B + i, c);
+                }
+        }
+    }
+    block_add4(en, energies);
+}
+
 // Attachment springs V = 1/2 k |x - p|^2 (Assembler::attachments): node
 // attach_node[j] pulled to the fixed point attach_point[3j..3j+3] (m),
 // stiffness k (N/m). Node-diagonal blocks; a node may carry several

@@ -198,6 +198,16 @@ pub struct DeviceSystem<'b> {
     shear: [CudaSlice<u32>; 4],
     shear_spacing: CudaSlice<f64>,
     shear_offsets: Vec<usize>,
+    /// Seam ties: nodes (3 each), weights, blocks (9 each), count.
+    tie_nodes: CudaSlice<u32>,
+    tie_t: CudaSlice<f64>,
+    tie_blocks: CudaSlice<u32>,
+    tie_count: usize,
+    /// Tie stiffness (N/m) and damping (N·s/m), the tie kernel's
+    /// arguments; initialised from the plan (mirror `Assembler::tie_*`).
+    pub tie_stiffness: f64,
+    /// See `tie_stiffness`.
+    pub tie_damping: f64,
     anchor_node: CudaSlice<u32>,
     anchor_slot: CudaSlice<i32>,
     anchor_material: CudaSlice<u32>,
@@ -359,6 +369,12 @@ impl<'b> DeviceSystem<'b> {
             )?,
             shear_spacing: s.clone_htod(&nonempty(&plan.shear_spacing))?,
             shear_offsets: plan.shear_colours.offsets.clone(),
+            tie_nodes: s.clone_htod(&up_u(&plan.tie_nodes))?,
+            tie_t: s.clone_htod(&nonempty(&plan.tie_t))?,
+            tie_blocks: s.clone_htod(&up_u(&plan.tie_blocks))?,
+            tie_count: plan.tie_t.len(),
+            tie_stiffness: plan.tie_stiffness,
+            tie_damping: plan.tie_damping,
             anchor_node: s.clone_htod(&up_u(&plan.anchor_node))?,
             anchor_slot: s.clone_htod(&nonempty(&plan.anchor_slot))?,
             anchor_material: s.clone_htod(&up_u(&plan.anchor_material))?,
@@ -608,6 +624,28 @@ impl<'b> DeviceSystem<'b> {
                     .arg(&wm)
                     .arg(&mut self.energies)
                     .launch(grid(self.nodes))?;
+            }
+        }
+        if self.tie_count > 0 && (self.tie_stiffness > 0.0 || self.tie_damping > 0.0) {
+            let count = self.tie_count as i32;
+            // SAFETY: signature of weft_assemble_ties; 3 nodes, 1 weight and
+            // 9 block indices per tie, from the plan.
+            unsafe {
+                s.launch_builder(b.f("weft_assemble_ties"))
+                    .arg(&count)
+                    .arg(&self.tie_nodes)
+                    .arg(&self.tie_t)
+                    .arg(&self.tie_blocks)
+                    .arg(&self.tie_stiffness)
+                    .arg(&self.tie_damping)
+                    .arg(&self.q)
+                    .arg(&self.v)
+                    .arg(&h)
+                    .arg(&mut self.residual)
+                    .arg(&mut self.values)
+                    .arg(&wm)
+                    .arg(&mut self.energies)
+                    .launch(grid(self.tie_count))?;
             }
         }
         if let Some((nodes_a, points, k)) = &self.attachments {

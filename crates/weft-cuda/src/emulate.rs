@@ -164,6 +164,21 @@ mod ffi {
             with_matrix: i32,
             energies: *mut f64,
         );
+        pub fn weft_assemble_ties(
+            count: i32,
+            tie_nodes: *const u32,
+            tie_t: *const f64,
+            tie_blocks: *const u32,
+            k: f64,
+            kd: f64,
+            q: *const f64,
+            v: *const f64,
+            h: f64,
+            residual: *mut f64,
+            values: *mut f64,
+            with_matrix: i32,
+            energies: *mut f64,
+        );
         pub fn weft_assemble_point_masses(
             nodes: i32,
             point_mass: *const f64,
@@ -438,6 +453,28 @@ pub fn assemble(
                 en.as_mut_ptr(),
             )
         );
+        let nties = plan.tie_t.len();
+        if nties > 0 && (plan.tie_stiffness > 0.0 || plan.tie_damping > 0.0) {
+            launch!(
+                weft_emu_assembly_block,
+                nties,
+                ffi::weft_assemble_ties(
+                    nties as i32,
+                    plan.tie_nodes.as_ptr(),
+                    plan.tie_t.as_ptr(),
+                    plan.tie_blocks.as_ptr(),
+                    plan.tie_stiffness,
+                    plan.tie_damping,
+                    q.as_ptr(),
+                    v.as_ptr(),
+                    h,
+                    residual.as_mut_ptr(),
+                    vals,
+                    wm,
+                    en.as_mut_ptr(),
+                )
+            );
+        }
         let natt = colliders.attach_nodes.len();
         if natt > 0 {
             launch!(

@@ -50,6 +50,7 @@ pub const ASSEMBLY: KernelSource = KernelSource {
         "weft_assemble_planes",
         "weft_assemble_repulsion",
         "weft_assemble_attachments",
+        "weft_assemble_ties",
         "weft_assemble_point_masses",
         "weft_advance",
         "weft_max_abs",

@@ -33,7 +33,7 @@
 //!   implements `weft_solver::StepBackend`, so the CPU's own Newton loop and
 //!   adaptive step control drive the kernels ([`step::CudaSimulation`]);
 //!   [`step::check_supported`] refuses up front what the kernels lack
-//!   (seam ties, the Cholesky
+//!   (the Cholesky
 //!   preconditioner); [`step::EmulatedStep`] runs the same step with the
 //!   kernels executed on the host (tests/step.rs: trajectory parity with the
 //!   CPU without a GPU).

@@ -163,6 +163,17 @@ pub struct AssemblyPlan {
     pub shear_blocks: Vec<u32>,
     /// Shear colouring.
     pub shear_colours: Colouring,
+    /// Seam-tie nodes `(yarn end, a, b)`, 3 per tie ([`Assembler::ties`]).
+    pub tie_nodes: Vec<u32>,
+    /// Interpolation weight `t` per tie.
+    pub tie_t: Vec<f64>,
+    /// Block indices per tie, 9 (node pairs row-major).
+    pub tie_blocks: Vec<u32>,
+    /// Tie stiffness (N/m), [`Assembler::tie_stiffness`]; refreshed from
+    /// the assembler before each assembly by the step backends.
+    pub tie_stiffness: f64,
+    /// Tie damping (N·s/m), [`Assembler::tie_damping`]; refreshed likewise.
+    pub tie_damping: f64,
     /// Anchor nodes.
     pub anchor_node: Vec<u32>,
     /// Anchor slots.
@@ -273,6 +284,11 @@ impl AssemblyPlan {
             shear_spacing: Vec::new(),
             shear_blocks: Vec::new(),
             shear_colours: Colouring::from_colours(assembler.shear_colours()),
+            tie_nodes: Vec::new(),
+            tie_t: Vec::new(),
+            tie_blocks: Vec::new(),
+            tie_stiffness: assembler.tie_stiffness,
+            tie_damping: assembler.tie_damping,
             anchor_node: Vec::new(),
             anchor_slot: Vec::new(),
             anchor_material: Vec::new(),
@@ -348,6 +364,16 @@ impl AssemblyPlan {
             p.shear_spacing.push(x.rest_spacing);
             for k in 0..9 {
                 p.shear_blocks.push(idx(ns[k / 3], ns[k % 3])?);
+            }
+        }
+        for t in assembler.ties() {
+            let ns = [t.node, t.other[0], t.other[1]];
+            for &y in &ns {
+                p.tie_nodes.push(u32_of(y, "node")?);
+            }
+            p.tie_t.push(t.t);
+            for k in 0..9 {
+                p.tie_blocks.push(idx(ns[k / 3], ns[k % 3])?);
             }
         }
         for a in &el.anchors {

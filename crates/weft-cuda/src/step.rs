@@ -46,9 +46,6 @@ pub enum Unsupported {
          Assembler::begin_step first)"
     )]
     MeshCollider(usize),
-    /// Seam ties (garments).
-    #[error("the fabric has {0} seam ties (the CUDA backend has no seam-tie kernel)")]
-    SeamTies(usize),
     /// The sparse Cholesky preconditioner.
     #[error(
         "integrator.preconditioner is \"cholesky\" (the CUDA backend has block-Jacobi PCG only; use \"block_jacobi\" or \"auto\")"
@@ -69,9 +66,6 @@ pub enum Unsupported {
 /// The first [`Unsupported`] feature found.
 pub fn check_supported(sim: &Simulation) -> Result<(), Unsupported> {
     let a = &sim.assembler;
-    if !a.ties().is_empty() {
-        return Err(Unsupported::SeamTies(a.ties().len()));
-    }
     if sim.settings.linear_solver == LinearSolver::Cholesky {
         return Err(Unsupported::Cholesky);
     }
@@ -185,6 +179,8 @@ impl StepBackend for CudaStep<'_> {
         // q_n and v_n were loaded into the system by begin_step.
         self.sys.exact_hessians = host.assembler.exact_hessians;
         self.sys.drag = host.assembler.drag;
+        self.sys.tie_stiffness = host.assembler.tie_stiffness;
+        self.sys.tie_damping = host.assembler.tie_damping;
         self.sys.assemble_into(v, h, r, with_matrix)
     }
 
@@ -440,6 +436,8 @@ impl StepBackend for EmulatedStep {
     ) -> Result<Energies, HostError> {
         self.plan.exact_hessians = host.assembler.exact_hessians;
         self.plan.drag = host.assembler.drag;
+        self.plan.tie_stiffness = host.assembler.tie_stiffness;
+        self.plan.tie_damping = host.assembler.tie_damping;
         let (e, _) = emulate::assemble(
             &self.plan,
             &self.colliders,

@@ -142,7 +142,8 @@ fn gpu_pcg_matches_the_cpu_pcg() {
 /// loop on the kernels) against the CPU backend with block-Jacobi PCG on
 /// the patch of tests/common (on its sphere, and on a rising triangle-mesh
 /// box, `patch_on_mesh`, and two stacked patches with self-collision,
-/// `stacked_patches`, and with drag and attachment springs), Newton
+/// `stacked_patches`, with drag and attachment springs, and with seam
+/// ties), Newton
 /// tolerance 1e-8: the same accepted
 /// steps and rejections, positions within 1e-8 relative
 /// (`‖a - b‖₂/‖b‖₂`) at every step and velocities within 1e-6 of the run's
@@ -155,7 +156,7 @@ fn gpu_trajectory_matches_cpu_for_100_steps() {
         return;
     };
     type Make = fn() -> weft_solver::Simulation;
-    let scenes: [(&str, Make); 4] = [
+    let scenes: [(&str, Make); 5] = [
         ("patch on a sphere", common::patch),
         ("patch on a moving mesh box", common::patch_on_mesh),
         ("stacked patches, self-collision", common::stacked_patches),
@@ -163,6 +164,7 @@ fn gpu_trajectory_matches_cpu_for_100_steps() {
             "drag and attachments",
             common::patch_with_drag_and_attachments,
         ),
+        ("seam ties", common::patch_with_ties),
     ];
     for (name, make) in scenes {
         let mut cpu = make();

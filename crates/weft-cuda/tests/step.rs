@@ -8,13 +8,12 @@
 mod common;
 
 use common::{
-    mesh_box, patch, patch_on_mesh, patch_with_drag_and_attachments, rel, scene, stacked_patches,
-    with_self_collision,
+    mesh_box, patch, patch_on_mesh, patch_with_drag_and_attachments, patch_with_ties, rel, scene,
+    stacked_patches, with_self_collision,
 };
-use nalgebra::Vector3;
 use weft_cuda::step::{EmulatedStep, Unsupported, advance_emulated, check_supported};
 use weft_solver::collide::Collider;
-use weft_solver::{LinearSolver, Settings, Simulation, Tie};
+use weft_solver::{LinearSolver, Settings, Simulation};
 
 /// The shared scene of the parity tests (two patches, a sliding yarn with
 /// point masses, a sphere, a plane and a keyframed capsule) as a
@@ -181,22 +180,7 @@ fn unsupported_features_are_refused_by_name() {
         Ok(())
     );
     assert_eq!(check_supported(&simulation(LinearSolver::Auto)), Ok(()));
-    let cases: Vec<(Simulation, &str)> = vec![
-        (simulation(LinearSolver::Cholesky), "cholesky"),
-        (
-            {
-                let s = simulation(LinearSolver::BlockJacobi);
-                let f = s.assembler.fabric.clone();
-                let tie = Tie {
-                    node: 0,
-                    other: [10, 11],
-                    t: 0.5,
-                };
-                Simulation::with_ties(f, Vector3::zeros(), Settings::default(), vec![], vec![tie])
-            },
-            "1 seam ties",
-        ),
-    ];
+    let cases: Vec<(Simulation, &str)> = vec![(simulation(LinearSolver::Cholesky), "cholesky")];
     for (sim, name) in cases {
         let err = check_supported(&sim).expect_err(name);
         let msg = err.to_string();
@@ -310,6 +294,23 @@ fn emulated_device_step_with_drag_and_attachments_matches_cpu() {
     }
     assert_eq!(check_supported(&patch_with_drag_and_attachments()), Ok(()));
     let [q, v, _] = compare_on(patch_with_drag_and_attachments, 1e-6, Some(1), 20);
+    assert!(q < 1e-7, "positions differ by {q:e}");
+    assert!(v < 5e-6, "velocities differ by {v:e}");
+}
+
+/// Two seam ties on the falling patch at Newton tolerance 1e-8: the
+/// emulated device step takes the same steps as the CPU and stays within
+/// 1e-7 relative in positions and 5e-6 in velocities over 20 steps
+/// (measured 2.0e-8 and 5.6e-7; at 1e-6 the stiff ties leave 5e-6 in
+/// positions, which shrinks with the tolerance: two inexact Newton solves,
+/// not a model difference); ties are accepted by `check_supported`.
+#[test]
+fn emulated_device_step_with_seam_ties_matches_cpu() {
+    if !host_build() {
+        return;
+    }
+    assert_eq!(check_supported(&patch_with_ties()), Ok(()));
+    let [q, v, _] = compare_on(patch_with_ties, 1e-8, None, 20);
     assert!(q < 1e-7, "positions differ by {q:e}");
     assert!(v < 5e-6, "velocities differ by {v:e}");
 }

@@ -384,3 +384,62 @@ pub fn patch_with_drag_and_attachments() -> Simulation {
     }
     sim
 }
+
+/// [`scene`] rebuilt with three seam ties between its two patches (two
+/// sharing the target nodes 45, 46; tie stiffness 50 N/m, damping
+/// 0.01 N·s/m), its colliders and time kept.
+pub fn tie_scene() -> Assembler {
+    let mut base = scene();
+    let ties = vec![
+        weft_solver::Tie {
+            node: 0,
+            other: [45, 46],
+            t: 0.3,
+        },
+        weft_solver::Tie {
+            node: 5,
+            other: [45, 46],
+            t: 0.7,
+        },
+        weft_solver::Tie {
+            node: 60,
+            other: [2, 3],
+            t: 0.5,
+        },
+    ];
+    let mut a = Assembler::with_ties(base.fabric.clone(), base.gravity, ties);
+    a.contact.colliders = std::mem::take(&mut base.contact.colliders);
+    a.time = base.time;
+    a.tie_stiffness = 50.0;
+    a.tie_damping = 0.01;
+    a
+}
+
+/// [`patch`] with two seam ties pulling corner-row nodes 8 and 17 to points
+/// between nearby nodes (tie stiffness 20 N/m, damping 1e-3 N·s/m).
+pub fn patch_with_ties() -> Simulation {
+    let base = patch();
+    let ties = vec![
+        weft_solver::Tie {
+            node: 8,
+            other: [16, 25],
+            t: 0.5,
+        },
+        weft_solver::Tie {
+            node: 17,
+            other: [25, 34],
+            t: 0.25,
+        },
+    ];
+    let mut sim = Simulation::with_ties(
+        base.assembler.fabric.clone(),
+        Vector3::new(0.0, -9.81, 0.0),
+        base.settings.clone(),
+        vec![],
+        ties,
+    );
+    sim.assembler.contact.colliders = base.assembler.contact.colliders;
+    sim.assembler.tie_stiffness = 20.0;
+    sim.assembler.tie_damping = 1e-3;
+    sim
+}
