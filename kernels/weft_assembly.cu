@@ -10,8 +10,9 @@
 // matrix block is 25 doubles row-major (Rust `[[f64; 5]; 5]`). `elems` is
 // the list of element indices of one colour (length `count`). `energies`
 // points to 4 doubles (kinetic, elastic, gravity, dissipation power), added
-// atomically. Self-collision repulsion and triangle-mesh colliders are NOT
-// here: the CPU evaluates them (documented in weft-cuda).
+// atomically. Triangle-mesh colliders enter through the tangent planes the
+// host takes at the step start (weft_assemble_planes), self-collision
+// through the segment pairs it finds there (weft_assemble_repulsion).
 //
 // exact_hessians (segments, bending, shear; Assembler::exact_hessians): 0
 // puts the PSD-projected elastic Hessians K+ (elastic_projected, the
@@ -89,12 +90,13 @@ __device__ __forceinline__ void scatter(double* res, double* vals, const unsigne
 // contact (+ damping), gravity. seg_nodes: 2 per segment (a, b); seg_slot:
 // 3 (warp, u) or 4 (weft, v); seg_blocks: 4 per segment (pairs aa, ab, ba,
 // bb). seg_strain[e] receives |stretch strain| (for the step control).
+// drag: mass-proportional drag (1/s, Assembler::drag; 0 for none).
 // exact_hessians: see the top of this file.
 extern "C" __global__ void weft_assemble_segments(
     const unsigned* elems, int count, const unsigned* seg_nodes, const int* seg_slot,
     const unsigned* seg_material, const double* seg_spacing, const unsigned* seg_blocks,
     const GpuMaterial* materials, const double* q, const double* v, const double* q_n,
-    const double* v_n, double h, double gx, double gy, double gz, double* residual,
+    const double* v_n, double h, double gx, double gy, double gz, double drag, double* residual,
     double* values, int with_matrix, int exact_hessians, double* energies, double* seg_strain) {
     double en[4] = {0.0, 0.0, 0.0, 0.0};
     int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -124,6 +126,17 @@ extern "C" __global__ void weft_assemble_segments(
         for (int i = 0; i < 8; ++i) kin += ve[i] * mv[i];
         en[0] += 0.5 * kin;
         for (int i = 0; i < 64; ++i) ae[i] = m[i];
+        if (drag > 0.0) {
+            // Mass-proportional drag f = -drag M v (Assembler::drag).
+            double dp = 0.0;
+            for (int i = 0; i < 8; ++i) {
+                double fd = mv[i] * drag;
+                re[i] += fd * h;
+                dp += ve[i] * fd;
+            }
+            for (int i = 0; i < 64; ++i) ae[i] += m[i] * (h * drag);
+            en[3] += dp;
+        }
         inertia_force(mp.rho_l, qne, vne, fe);
         // Stretch.
         Strain<1, 8> st;
@@ -379,6 +392,25 @@ extern "C" __global__ void weft_assemble_anchors(
     block_add4(en, energies);
 }
 
+// Adds one node's penalty contact and friction against col (offset = yarn
+// radius + margin, m) to its residual entries o..o+2 and its diagonal block
+// dblock; returns nothing when there is no contact.
+WEFT_HD void add_node_contact(const Collider& col, V3 x, V3 xd, double offset, size_t o,
+                              size_t dblock, double h, double* residual, double* values,
+                              int with_matrix, double* en) {
+    double e, g[3], hs[9], fr[3], dm[9], sl[3];
+    if (!node_contact(col, x, xd, offset, &e, g, hs, fr, dm, sl)) return;
+    en[1] += e;
+    en[3] -= fr[0] * sl[0] + fr[1] * sl[1] + fr[2] * sl[2];
+    for (int r = 0; r < 3; ++r) {
+        residual[o + r] -= h * (fr[r] - g[r]);
+        if (with_matrix)
+            for (int cc = 0; cc < 3; ++cc)
+                values[25 * dblock + r * WEFT_B + cc] +=
+                    hs[r * 3 + cc] * (h * h) + dm[r * 3 + cc] * h;
+    }
+}
+
 // Colliders (plane, sphere, capsule; world frame at the step's end time):
 // penalty contact and Coulomb friction per node, node_radius[i] the yarn
 // radius of node i. Each node writes only its own entries.
@@ -393,18 +425,140 @@ extern "C" __global__ void weft_assemble_colliders(
         V3 x = load3(q + o), xd = load3(v + o);
         for (int c = 0; c < collider_count; ++c) {
             const Collider col = colliders[c];
-            double e, g[3], hs[9], fr[3], dm[9], sl[3];
-            if (!node_contact(col, x, xd, node_radius[i] + col.margin, &e, g, hs, fr, dm, sl))
-                continue;
+            add_node_contact(col, x, xd, node_radius[i] + col.margin, o, diag[i], h, residual,
+                             values, with_matrix, en);
+        }
+    }
+    block_add4(en, energies);
+}
+
+// Tangent planes of triangle-mesh colliders (Assembler::begin_step,
+// Collider::plane_contact): node i's planes are planes[plane_offsets[i] ..
+// plane_offsets[i + 1]], each a COLLIDER_PLANE in the world frame at the
+// step's end time carrying its mesh collider's stiffness, friction, margin
+// and rigid velocity field. Same penalty and friction as an analytic plane
+// (phi = n . (x - p)); each node writes only its own entries.
+extern "C" __global__ void weft_assemble_planes(
+    int nodes, const unsigned* plane_offsets, const Collider* planes, const double* node_radius,
+    const unsigned* diag, const double* q, const double* v, double h, double* residual,
+    double* values, int with_matrix, double* energies) {
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < nodes) {
+        size_t o = WEFT_B * (size_t)i;
+        V3 x = load3(q + o), xd = load3(v + o);
+        for (unsigned k = plane_offsets[i]; k < plane_offsets[i + 1]; ++k) {
+            const Collider col = planes[k];
+            add_node_contact(col, x, xd, node_radius[i] + col.margin, o, diag[i], h, residual,
+                             values, with_matrix, en);
+        }
+    }
+    block_add4(en, energies);
+}
+
+// Self-collision repulsion between the segment pairs found on the host at
+// the step start (Assembler::begin_step): pair_nodes holds 4 nodes per pair
+// [p0, p1, q0, q1]. Interaction distance d0 (m), stiffness k (N/m). Only the
+// node-diagonal 3x3 blocks of each pair's Gauss-Newton Hessian enter the
+// matrix (the pattern is fixed), exactly as on the CPU. Pairs share nodes,
+// so the scatter is atomic.
+extern "C" __global__ void weft_assemble_repulsion(int count, const unsigned* pair_nodes,
+                                                   double d0, double k, const unsigned* diag,
+                                                   const double* q, double h, double* residual,
+                                                   double* values, int with_matrix,
+                                                   double* energies) {
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p < count) {
+        unsigned nd[4];
+        V3 x[4];
+        for (int a = 0; a < 4; ++a) {
+            nd[a] = pair_nodes[4 * (size_t)p + a];
+            x[a] = load3(q + WEFT_B * (size_t)nd[a]);
+        }
+        double e, g[12], hd[36];
+        if (segment_repulsion(x, d0, k, &e, g, hd)) {
             en[1] += e;
-            en[3] -= fr[0] * sl[0] + fr[1] * sl[1] + fr[2] * sl[2];
-            for (int r = 0; r < 3; ++r) {
-                residual[o + r] -= h * (fr[r] - g[r]);
-                if (with_matrix)
-                    for (int cc = 0; cc < 3; ++cc)
-                        values[25 * (size_t)diag[i] + r * WEFT_B + cc] +=
-                            hs[r * 3 + cc] * (h * h) + dm[r * 3 + cc] * h;
+            for (int a = 0; a < 4; ++a) {
+                size_t o = WEFT_B * (size_t)nd[a];
+                size_t blk = 25 * (size_t)diag[nd[a]];
+                for (int r = 0; r < 3; ++r) {
+                    atomicAdd(residual + o + r, h * g[3 * a + r]);
+                    if (with_matrix)
+                        for (int c = 0; c < 3; ++c)
+                            atomicAdd(values + blk + r * WEFT_B + c, h * h * hd[9 * a + 3 * r + c]);
+                }
             }
+        }
+    }
+    block_add4(en, energies);
+}
+
+// Seam ties (Assembler::ties, weft_potentials::seam): node tie_nodes[3j]
+// pulled to (1 - t) x_a + t x_b (a, b = tie_nodes[3j + 1, 3j + 2], t =
+// tie_t[j]) by V = 1/2 k |eps|^2, eps = x_n - p, with dissipation
+// W = 1/2 kd |eps_dot|^2. The strain is linear: K = k J^T J, -df/dv =
+// kd J^T J, J = [I, -(1-t) I, -t I]. tie_blocks: 9 per tie (node pairs
+// row-major). Ties of one seam share nodes: the scatter is atomic.
+extern "C" __global__ void weft_assemble_ties(int count, const unsigned* tie_nodes,
+                                              const double* tie_t, const unsigned* tie_blocks,
+                                              double k, double kd, const double* q,
+                                              const double* v, double h, double* residual,
+                                              double* values, int with_matrix,
+                                              double* energies) {
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < count) {
+        double t = tie_t[j];
+        double w[3] = {1.0, -(1.0 - t), -t};
+        unsigned nd[3];
+        double eps[3] = {0.0, 0.0, 0.0}, epsd[3] = {0.0, 0.0, 0.0};
+        for (int a = 0; a < 3; ++a) {
+            nd[a] = tie_nodes[3 * (size_t)j + a];
+            size_t o = WEFT_B * (size_t)nd[a];
+            for (int i = 0; i < 3; ++i) {
+                eps[i] += w[a] * q[o + i];
+                epsd[i] += w[a] * v[o + i];
+            }
+        }
+        en[1] += 0.5 * k * (eps[0] * eps[0] + eps[1] * eps[1] + eps[2] * eps[2]);
+        en[3] += kd * (epsd[0] * epsd[0] + epsd[1] * epsd[1] + epsd[2] * epsd[2]);
+        for (int a = 0; a < 3; ++a) {
+            size_t o = WEFT_B * (size_t)nd[a];
+            // R = -h f, f = -k w_a eps - kd w_a eps_dot.
+            for (int i = 0; i < 3; ++i)
+                atomicAdd(residual + o + i, h * (k * w[a] * eps[i] + kd * w[a] * epsd[i]));
+            if (with_matrix)
+                for (int b = 0; b < 3; ++b) {
+                    double c = (k * h * h + kd * h) * w[a] * w[b];
+                    size_t blk = 25 * (size_t)tie_blocks[9 * (size_t)j + 3 * a + b];
+                    for (int i = 0; i < 3; ++i) atomicAdd(values + blk + i * WEFT_B + i, c);
+                }
+        }
+    }
+    block_add4(en, energies);
+}
+
+// Attachment springs V = 1/2 k |x - p|^2 (Assembler::attachments): node
+// attach_node[j] pulled to the fixed point attach_point[3j..3j+3] (m),
+// stiffness k (N/m). Node-diagonal blocks; a node may carry several
+// attachments, so the scatter is atomic.
+extern "C" __global__ void weft_assemble_attachments(int count, const unsigned* attach_node,
+                                                     const double* attach_point, double k,
+                                                     const unsigned* diag, const double* q,
+                                                     double h, double* residual, double* values,
+                                                     int with_matrix, double* energies) {
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < count) {
+        unsigned node = attach_node[j];
+        size_t o = WEFT_B * (size_t)node;
+        V3 d = sub(load3(q + o), load3(attach_point + 3 * (size_t)j));
+        en[1] += 0.5 * k * norm2(d);
+        double dd[3] = {d.x, d.y, d.z};
+        for (int r = 0; r < 3; ++r) {
+            atomicAdd(residual + o + r, h * k * dd[r]);
+            if (with_matrix) atomicAdd(values + 25 * (size_t)diag[node] + r * WEFT_B + r, h * h * k);
         }
     }
     block_add4(en, energies);

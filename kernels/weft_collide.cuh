@@ -2,8 +2,9 @@
 // contact and smoothed Coulomb friction per node, mirror of
 // crates/weft-solver/src/collide/{shapes,penalty}.rs (DESIGN §6).
 //
-// Triangle-mesh colliders (BVH signed distance) are NOT implemented here:
-// they stay on the CPU. Moving colliders are given in world coordinates at
+// Triangle-mesh colliders (BVH signed distance) are not evaluated here: the
+// host linearises them once per step into per-node tangent planes
+// (Assembler::begin_step), which the kernels take as COLLIDER_PLANE. Moving colliders are given in world coordinates at
 // the evaluation time t (the host applies the keyframed rigid transform to
 // the shape, which is exact for these three shapes) with the rigid velocity
 // field v(x) = lin + ang x (x - origin).
@@ -117,6 +118,103 @@ WEFT_HD int node_contact(const Collider& c, V3 x, V3 xd, double offset, double* 
         fric[i] = -cc / s * vt[i];
         slip[i] = vt[i];
         for (int j = 0; j < 3; ++j) damp[i * 3 + j] = cc * (p[i * 3 + j] / s - vt[i] * vt[j] / (s * s * s));
+    }
+    return 1;
+}
+
+}  // namespace weft
+
+namespace weft {
+
+WEFT_HD double clamp01(double x) { return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x); }
+
+// Closest points of segments p0p1 and q0q1 (collide/segments.rs
+// closest_points, Ericson 5.1.9; parallel segments: the middle of the
+// overlap). Parameters s, t in [0, 1]; returns the distance (m).
+WEFT_HD double segment_closest(V3 p0, V3 p1, V3 q0, V3 q1, double& s, double& t, V3& on_p,
+                               V3& on_q) {
+    V3 d1 = sub(p1, p0), d2 = sub(q1, q0), r = sub(p0, q0);
+    double a = norm2(d1), e = norm2(d2), f = dot(d2, r);
+    const double tiny = 2.2250738585072014e-308;  // f64::MIN_POSITIVE
+    if (a <= tiny && e <= tiny) {
+        s = 0.0;
+        t = 0.0;
+    } else if (a <= tiny) {
+        s = 0.0;
+        t = clamp01(f / e);
+    } else {
+        double c = dot(d1, r);
+        if (e <= tiny) {
+            s = clamp01(-c / a);
+            t = 0.0;
+        } else {
+            double b = dot(d1, d2);
+            double denom = a * e - b * b;
+            double ss;
+            if (denom > 1e-12 * a * e) {
+                ss = clamp01((b * f - c * e) / denom);
+            } else {
+                double sa = -c / a, sb = (b - c) / a;
+                double lo = fmax(fmin(sa, sb), 0.0);
+                double hi = fmin(fmax(sa, sb), 1.0);
+                ss = lo <= hi ? 0.5 * (lo + hi) : 0.0;
+            }
+            double tt = (b * ss + f) / e;
+            if (tt < 0.0) {
+                s = clamp01(-c / a);
+                t = 0.0;
+            } else if (tt > 1.0) {
+                s = clamp01((b - c) / a);
+                t = 1.0;
+            } else {
+                s = ss;
+                t = tt;
+            }
+        }
+    }
+    on_p = add(p0, scale(d1, s));
+    on_q = add(q0, scale(d2, t));
+    return norm(sub(on_p, on_q));
+}
+
+// Self-collision repulsion V = 1/2 k (d0 - d)^2 of segments P = x[0]x[1],
+// Q = x[2]x[3] (collide/segments.rs repulsion): returns 0 when d >= d0.
+// Otherwise energy (J), grad (12, N, layout [p0, p1, q0, q1]) and the
+// node-diagonal 3x3 blocks of the Gauss-Newton Hessian k w w^T (4 x 9,
+// N/m, row-major), w = [(1-s) n, s n, -(1-t) n, -t n].
+WEFT_HD int segment_repulsion(const V3* x, double d0, double k, double* energy, double* grad,
+                              double* hdiag) {
+    double s, t;
+    V3 on_p, on_q;
+    double d = segment_closest(x[0], x[1], x[2], x[3], s, t, on_p, on_q);
+    if (d >= d0) return 0;
+    V3 n;
+    if (d > 0.0) {
+        n = divs(sub(on_p, on_q), d);
+    } else {
+        V3 d1 = sub(x[1], x[0]), d2 = sub(x[3], x[2]);
+        V3 c = cross(d1, d2);
+        if (norm(c) > 0.0)
+            n = divs(c, norm(c));
+        else if (norm(d1) > 0.0)
+            n = any_perpendicular(d1);
+        else if (norm(d2) > 0.0)
+            n = any_perpendicular(d2);
+        else
+            n = v3(0.0, 1.0, 0.0);
+    }
+    double cw[4] = {1.0 - s, s, -(1.0 - t), -t};
+    double nn[3] = {n.x, n.y, n.z};
+    double gap = d0 - d;
+    *energy = 0.5 * k * gap * gap;
+    double kg = -k * gap;
+    for (int a = 0; a < 4; ++a) {
+        double w[3];
+        for (int i = 0; i < 3; ++i) w[i] = cw[a] * nn[i];
+        for (int i = 0; i < 3; ++i) {
+            grad[3 * a + i] = kg * w[i];
+            for (int j = 0; j < 3; ++j) hdiag[9 * a + 3 * i + j] = (k * w[i]) * w[j];
+        }
     }
     return 1;
 }

@@ -15,7 +15,7 @@
 //! pairs per crossing, each with measure `s`), linear density
 //! `ρ_l = ρ_A s / 2` (warp and weft share the areal density).
 
-use crate::backend::{BackendChoice, Selected, select};
+use crate::backend::{BackendChoice, Selected};
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -175,10 +175,10 @@ pub struct DrapeArgs {
     /// No progress bars.
     #[arg(short, long)]
     pub quiet: bool,
-    /// Engine: `cpu`, `cuda` or `auto` (as `weft run --backend`). Garments
-    /// need seam ties, drag and the triangle-mesh body, which the CUDA
-    /// backend lacks: `cuda` is refused with that reason, `auto` uses the
-    /// CPU and says why.
+    /// Engine: `cpu`, `cuda` or `auto` (as `weft run --backend`). The
+    /// sewing and draping phases change gravity, drag and colliders between
+    /// phases, which the CUDA step driver does not follow: `cuda` is
+    /// refused with that reason, `auto` uses the CPU and says why.
     #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
     pub backend: BackendChoice,
 }
@@ -433,12 +433,18 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
         ties.clone(),
     );
     sim.assembler.contact.colliders = vec![(collider.clone(), margin)];
-    let selected = select(args.backend, &sim, "weft drape")?;
-    if let Selected::Cuda(_) = selected {
-        bail!(
-            "weft drape --backend cuda: the sewing and draping phases change gravity, drag and colliders between phases, which the CUDA step driver (fixed at upload) does not follow; use --backend cpu"
-        );
-    }
+    // The kernels cover every term of a garment (mesh body, ties, drag,
+    // attachments), but the phases change gravity, drag and colliders
+    // between runs, which the CUDA step driver (fixed at upload) does not
+    // follow: drape stays on the CPU, checked before looking for a device.
+    const PHASES: &str = "the sewing and draping phases change gravity, drag and colliders between phases, which the CUDA step driver (fixed at upload) does not follow";
+    let selected = match args.backend {
+        BackendChoice::Cpu => Selected::Cpu { reason: None },
+        BackendChoice::Cuda => bail!("weft drape --backend cuda: {PHASES}; use --backend cpu"),
+        BackendChoice::Auto => Selected::Cpu {
+            reason: Some(format!("auto: {PHASES}")),
+        },
+    };
     if !args.quiet || matches!(selected, Selected::Cpu { reason: Some(_) }) {
         eprintln!("weft drape: {}", selected.describe());
     }

@@ -37,7 +37,7 @@ pub struct RunArgs {
     pub one_iteration: bool,
     /// Engine: `cpu`; `cuda` (block-Jacobi PCG on the GPU; an error naming
     /// why when no usable device is found or the scene uses a feature the
-    /// CUDA backend lacks: mesh colliders, self-collision, seam ties, drag,
+    /// CUDA backend lacks:
     /// the Cholesky preconditioner); `auto` (CUDA when possible, else the
     /// CPU with a one-line message saying why). The CUDA path has not yet
     /// been verified on a GPU, hence the default `cpu`.

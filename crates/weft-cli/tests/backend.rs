@@ -95,17 +95,29 @@ fn run_backend_auto_falls_back_to_cpu() {
     );
 }
 
-/// A scene with a feature the CUDA backend lacks is refused by name with
-/// `cuda` (device or not), and runs on the CPU with `auto`, saying why.
+/// A scene with a feature the CUDA backend lacks (the sparse Cholesky
+/// preconditioner: `free_fall_patch.json` with `integrator.preconditioner`
+/// set to "cholesky") is refused by name with `cuda` (device or not), and
+/// runs on the CPU with `auto`, saying why.
 #[test]
 fn unsupported_scene_is_refused_by_name() {
-    let sc = scene("stacked_patches_self_collision.json");
     let out = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(scene("free_fall_patch.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let obj = json.as_object_mut().unwrap();
+    let integ = obj
+        .entry("integrator")
+        .or_insert_with(|| serde_json::json!({}));
+    integ["preconditioner"] = serde_json::json!("cholesky");
+    let sc = out.path().join("cholesky_patch.json");
+    std::fs::write(&sc, serde_json::to_string_pretty(&json).unwrap()).unwrap();
     let o = run(&sc, out.path(), "cuda");
     let err = stderr(&o);
     assert!(!o.status.success());
     assert!(
-        err.contains("the CUDA backend does not support this scene: self-collision is enabled"),
+        err.contains(
+            "the CUDA backend does not support this scene: integrator.preconditioner is \"cholesky\""
+        ),
         "{err}"
     );
     // auto: the CPU, with the reason on one line (a short run suffices).
@@ -119,12 +131,15 @@ fn unsupported_scene_is_refused_by_name() {
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     assert!(
-        err.contains("backend: cpu (auto: the scene needs the CPU: self-collision is enabled"),
+        err.contains(
+            "backend: cpu (auto: the scene needs the CPU: integrator.preconditioner is \"cholesky\""
+        ),
         "{err}"
     );
 }
 
-/// `weft drape --backend cuda` is refused naming the triangle-mesh body.
+/// `weft drape --backend cuda` is refused naming why (the phases), with or
+/// without a device.
 #[test]
 fn drape_backend_cuda_is_refused_by_name() {
     let out = tempfile::tempdir().unwrap();
@@ -138,7 +153,7 @@ fn drape_backend_cuda_is_refused_by_name() {
     let err = stderr(&o);
     assert!(!o.status.success());
     assert!(
-        err.contains("weft drape --backend cuda: the CUDA backend does not support this scene: collider 0 is a triangle mesh"),
+        err.contains("weft drape --backend cuda: the sewing and draping phases change gravity, drag and colliders"),
         "{err}"
     );
 }

@@ -20,6 +20,7 @@ use crate::device::{Device, NoDevice};
 use crate::host::GpuCollider;
 use crate::kernels::{ASSEMBLY, PCG};
 use crate::nvrtc::{self, NvrtcError};
+use crate::plan::StepColliders;
 use crate::plan::{AssemblyPlan, GpuMaterial, energies_from};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchConfig,
@@ -197,6 +198,16 @@ pub struct DeviceSystem<'b> {
     shear: [CudaSlice<u32>; 4],
     shear_spacing: CudaSlice<f64>,
     shear_offsets: Vec<usize>,
+    /// Seam ties: nodes (3 each), weights, blocks (9 each), count.
+    tie_nodes: CudaSlice<u32>,
+    tie_t: CudaSlice<f64>,
+    tie_blocks: CudaSlice<u32>,
+    tie_count: usize,
+    /// Tie stiffness (N/m) and damping (N·s/m), the tie kernel's
+    /// arguments; initialised from the plan (mirror `Assembler::tie_*`).
+    pub tie_stiffness: f64,
+    /// See `tie_stiffness`.
+    pub tie_damping: f64,
     anchor_node: CudaSlice<u32>,
     anchor_slot: CudaSlice<i32>,
     anchor_material: CudaSlice<u32>,
@@ -215,6 +226,9 @@ pub struct DeviceSystem<'b> {
     /// [`AssemblyPlan::exact_hessians`], read by every
     /// [`DeviceSystem::assemble`] (mirrors `Assembler::exact_hessians`).
     pub exact_hessians: bool,
+    /// Mass-proportional drag (1/s), the segment kernel's `drag` argument;
+    /// initialised from [`AssemblyPlan::drag`] (mirrors `Assembler::drag`).
+    pub drag: f64,
     /// Step state: `q_n`, `v_n`, iterate `v`, `q = q_n + h v`.
     q_n: CudaSlice<f64>,
     v_n: CudaSlice<f64>,
@@ -223,6 +237,12 @@ pub struct DeviceSystem<'b> {
     anchors: CudaSlice<f64>,
     colliders: Option<CudaSlice<GpuCollider>>,
     collider_count: usize,
+    /// Mesh colliders' tangent planes of the step: CSR offsets and planes.
+    planes: Option<(CudaSlice<u32>, CudaSlice<GpuCollider>)>,
+    /// Self-collision pairs of the step (4 nodes each), `d0` (m), `k` (N/m).
+    pairs: Option<(CudaSlice<u32>, f64, f64)>,
+    /// Attachment springs of the step: nodes, points (3 each), `k_a` (N/m).
+    attachments: Option<(CudaSlice<u32>, CudaSlice<f64>, f64)>,
     /// Assembly outputs.
     residual: CudaSlice<f64>,
     values: CudaSlice<f64>,
@@ -349,6 +369,12 @@ impl<'b> DeviceSystem<'b> {
             )?,
             shear_spacing: s.clone_htod(&nonempty(&plan.shear_spacing))?,
             shear_offsets: plan.shear_colours.offsets.clone(),
+            tie_nodes: s.clone_htod(&up_u(&plan.tie_nodes))?,
+            tie_t: s.clone_htod(&nonempty(&plan.tie_t))?,
+            tie_blocks: s.clone_htod(&up_u(&plan.tie_blocks))?,
+            tie_count: plan.tie_t.len(),
+            tie_stiffness: plan.tie_stiffness,
+            tie_damping: plan.tie_damping,
             anchor_node: s.clone_htod(&up_u(&plan.anchor_node))?,
             anchor_slot: s.clone_htod(&nonempty(&plan.anchor_slot))?,
             anchor_material: s.clone_htod(&up_u(&plan.anchor_material))?,
@@ -363,6 +389,7 @@ impl<'b> DeviceSystem<'b> {
             bending_threshold: plan.bending_threshold,
             shear_threshold: plan.shear_threshold,
             exact_hessians: plan.exact_hessians,
+            drag: plan.drag,
             q_n: s.alloc_zeros(len)?,
             v_n: s.alloc_zeros(len)?,
             v: s.alloc_zeros(len)?,
@@ -370,6 +397,9 @@ impl<'b> DeviceSystem<'b> {
             anchors: s.alloc_zeros(plan.anchor_node.len().max(1))?,
             colliders: None,
             collider_count: 0,
+            planes: None,
+            pairs: None,
+            attachments: None,
             residual: s.alloc_zeros(len)?,
             values: s.alloc_zeros(25 * nnz)?,
             energies: s.alloc_zeros(4)?,
@@ -396,7 +426,8 @@ impl<'b> DeviceSystem<'b> {
 
     /// Uploads the start-of-step state `q_n`, `v_n` (length `5 n`), the
     /// anchors (one per fabric anchor, m) and the colliders at the step's
-    /// end time ([`crate::plan::colliders_at`]).
+    /// end time ([`crate::plan::colliders_at`]: analytic colliders and the
+    /// mesh colliders' tangent planes).
     ///
     /// # Errors
     /// [`CudaError::Length`] for a wrong length, [`CudaError::Driver`] when
@@ -406,7 +437,7 @@ impl<'b> DeviceSystem<'b> {
         q_n: &[f64],
         v_n: &[f64],
         anchors: &[f64],
-        colliders: &[GpuCollider],
+        colliders: &StepColliders,
     ) -> Result<(), CudaError> {
         let s = &self.backend.stream;
         check_len("q_n", q_n.len(), self.len())?;
@@ -417,13 +448,7 @@ impl<'b> DeviceSystem<'b> {
             check_len("anchors", anchors.len(), self.anchors.len())?;
             s.memcpy_htod(anchors, &mut self.anchors)?;
         }
-        self.collider_count = colliders.len();
-        self.colliders = if colliders.is_empty() {
-            None
-        } else {
-            Some(s.clone_htod(colliders)?)
-        };
-        Ok(())
+        self.set_colliders(colliders)
     }
 
     /// Uploads the Newton iterate `v` (m/s, length `5 n`).
@@ -503,6 +528,7 @@ impl<'b> DeviceSystem<'b> {
                     .arg(&gx)
                     .arg(&gy)
                     .arg(&gz)
+                    .arg(&self.drag)
                     .arg(&mut self.residual)
                     .arg(&mut self.values)
                     .arg(&wm)
@@ -588,6 +614,88 @@ impl<'b> DeviceSystem<'b> {
                     .arg(&nodes)
                     .arg(cols)
                     .arg(&cc)
+                    .arg(&self.node_radius)
+                    .arg(&self.diag)
+                    .arg(&self.q)
+                    .arg(&self.v)
+                    .arg(&h)
+                    .arg(&mut self.residual)
+                    .arg(&mut self.values)
+                    .arg(&wm)
+                    .arg(&mut self.energies)
+                    .launch(grid(self.nodes))?;
+            }
+        }
+        if self.tie_count > 0 && (self.tie_stiffness > 0.0 || self.tie_damping > 0.0) {
+            let count = self.tie_count as i32;
+            // SAFETY: signature of weft_assemble_ties; 3 nodes, 1 weight and
+            // 9 block indices per tie, from the plan.
+            unsafe {
+                s.launch_builder(b.f("weft_assemble_ties"))
+                    .arg(&count)
+                    .arg(&self.tie_nodes)
+                    .arg(&self.tie_t)
+                    .arg(&self.tie_blocks)
+                    .arg(&self.tie_stiffness)
+                    .arg(&self.tie_damping)
+                    .arg(&self.q)
+                    .arg(&self.v)
+                    .arg(&h)
+                    .arg(&mut self.residual)
+                    .arg(&mut self.values)
+                    .arg(&wm)
+                    .arg(&mut self.energies)
+                    .launch(grid(self.tie_count))?;
+            }
+        }
+        if let Some((nodes_a, points, k)) = &self.attachments {
+            let count = nodes_a.len() as i32;
+            // SAFETY: signature of weft_assemble_attachments; 3 point
+            // coordinates per node, each node < n.
+            unsafe {
+                s.launch_builder(b.f("weft_assemble_attachments"))
+                    .arg(&count)
+                    .arg(nodes_a)
+                    .arg(points)
+                    .arg(k)
+                    .arg(&self.diag)
+                    .arg(&self.q)
+                    .arg(&h)
+                    .arg(&mut self.residual)
+                    .arg(&mut self.values)
+                    .arg(&wm)
+                    .arg(&mut self.energies)
+                    .launch(grid(nodes_a.len()))?;
+            }
+        }
+        if let Some((pairs, d0, k)) = &self.pairs {
+            let count = (pairs.len() / 4) as i32;
+            // SAFETY: signature of weft_assemble_repulsion; 4 node indices
+            // per pair, each < n (from the assembler's fabric).
+            unsafe {
+                s.launch_builder(b.f("weft_assemble_repulsion"))
+                    .arg(&count)
+                    .arg(pairs)
+                    .arg(d0)
+                    .arg(k)
+                    .arg(&self.diag)
+                    .arg(&self.q)
+                    .arg(&h)
+                    .arg(&mut self.residual)
+                    .arg(&mut self.values)
+                    .arg(&wm)
+                    .arg(&mut self.energies)
+                    .launch(grid(pairs.len() / 4))?;
+            }
+        }
+        if let Some((offsets, planes)) = &self.planes {
+            // SAFETY: signature of weft_assemble_planes; offsets has n + 1
+            // entries (checked in set_colliders).
+            unsafe {
+                s.launch_builder(b.f("weft_assemble_planes"))
+                    .arg(&nodes)
+                    .arg(offsets)
+                    .arg(planes)
                     .arg(&self.node_radius)
                     .arg(&self.diag)
                     .arg(&self.q)
@@ -1259,15 +1367,52 @@ impl DeviceSystem<'_> {
             .memcpy_htod(anchors, &mut self.anchors)?)
     }
 
-    /// Uploads the colliders of the step (plane, sphere, capsule at the
-    /// step's end time).
-    pub(crate) fn set_colliders(&mut self, colliders: &[GpuCollider]) -> Result<(), CudaError> {
+    /// Uploads the contacts of the step (plane, sphere, capsule at the
+    /// step's end time, the mesh colliders' tangent planes and the
+    /// self-collision pairs; once per step).
+    ///
+    /// # Errors
+    /// [`CudaError::Length`] when the plane offsets do not have `n + 1`
+    /// entries, [`CudaError::Driver`] when a copy fails.
+    pub(crate) fn set_colliders(&mut self, colliders: &StepColliders) -> Result<(), CudaError> {
         let s = &self.backend.stream;
-        self.collider_count = colliders.len();
-        self.colliders = if colliders.is_empty() {
+        let analytic = &colliders.analytic;
+        self.collider_count = analytic.len();
+        self.colliders = if analytic.is_empty() {
             None
         } else {
-            Some(s.clone_htod(colliders)?)
+            Some(s.clone_htod(analytic)?)
+        };
+        self.planes = if colliders.planes.is_empty() {
+            None
+        } else {
+            check_len(
+                "plane offsets",
+                colliders.plane_offsets.len(),
+                self.nodes + 1,
+            )?;
+            Some((
+                s.clone_htod(&colliders.plane_offsets)?,
+                s.clone_htod(&colliders.planes)?,
+            ))
+        };
+        self.pairs = if colliders.pairs.is_empty() {
+            None
+        } else {
+            Some((
+                s.clone_htod(&colliders.pairs)?,
+                colliders.d0,
+                colliders.repulsion_stiffness,
+            ))
+        };
+        self.attachments = if colliders.attach_nodes.is_empty() {
+            None
+        } else {
+            Some((
+                s.clone_htod(&colliders.attach_nodes)?,
+                s.clone_htod(&colliders.attach_points)?,
+                colliders.attachment_stiffness,
+            ))
         };
         Ok(())
     }

@@ -20,7 +20,7 @@
 )]
 
 use crate::host::{GpuCollider, HostError};
-use crate::plan::{AssemblyPlan, GpuMaterial, energies_from};
+use crate::plan::{AssemblyPlan, GpuMaterial, StepColliders, energies_from};
 use std::cell::RefCell;
 use weft_solver::Energies;
 use weft_solver::assembly::StrainPeak;
@@ -51,6 +51,7 @@ mod ffi {
             gx: f64,
             gy: f64,
             gz: f64,
+            drag: f64,
             residual: *mut f64,
             values: *mut f64,
             with_matrix: i32,
@@ -115,6 +116,61 @@ mod ffi {
             collider_count: i32,
             node_radius: *const f64,
             diag: *const u32,
+            q: *const f64,
+            v: *const f64,
+            h: f64,
+            residual: *mut f64,
+            values: *mut f64,
+            with_matrix: i32,
+            energies: *mut f64,
+        );
+        pub fn weft_assemble_planes(
+            nodes: i32,
+            plane_offsets: *const u32,
+            planes: *const GpuCollider,
+            node_radius: *const f64,
+            diag: *const u32,
+            q: *const f64,
+            v: *const f64,
+            h: f64,
+            residual: *mut f64,
+            values: *mut f64,
+            with_matrix: i32,
+            energies: *mut f64,
+        );
+        pub fn weft_assemble_repulsion(
+            count: i32,
+            pair_nodes: *const u32,
+            d0: f64,
+            k: f64,
+            diag: *const u32,
+            q: *const f64,
+            h: f64,
+            residual: *mut f64,
+            values: *mut f64,
+            with_matrix: i32,
+            energies: *mut f64,
+        );
+        pub fn weft_assemble_attachments(
+            count: i32,
+            attach_node: *const u32,
+            attach_point: *const f64,
+            k: f64,
+            diag: *const u32,
+            q: *const f64,
+            h: f64,
+            residual: *mut f64,
+            values: *mut f64,
+            with_matrix: i32,
+            energies: *mut f64,
+        );
+        pub fn weft_assemble_ties(
+            count: i32,
+            tie_nodes: *const u32,
+            tie_t: *const f64,
+            tie_blocks: *const u32,
+            k: f64,
+            kd: f64,
             q: *const f64,
             v: *const f64,
             h: f64,
@@ -242,7 +298,9 @@ fn unavailable<T>() -> Result<T, HostError> {
 /// length `5 n`, `values` the matrix blocks of the plan's pattern, rewritten
 /// when `with_matrix`, with the exact or the PSD-projected elastic Hessians
 /// as [`AssemblyPlan::exact_hessians`] says; `anchors` one per fabric anchor, m; `colliders` from
-/// [`crate::plan::colliders_at`] at the step's end time). Returns the
+/// [`crate::plan::colliders_at`] at the step's end time, analytic colliders,
+/// the mesh colliders' tangent planes, the self-collision pairs and the
+/// attachment springs). Returns the
 /// energies and the largest stretch strain.
 ///
 /// # Errors
@@ -253,7 +311,7 @@ fn unavailable<T>() -> Result<T, HostError> {
 #[allow(clippy::too_many_arguments)]
 pub fn assemble(
     plan: &AssemblyPlan,
-    colliders: &[GpuCollider],
+    colliders: &StepColliders,
     q_n: &[f64],
     v_n: &[f64],
     v: &[f64],
@@ -267,6 +325,9 @@ pub fn assemble(
     assert!(q_n.len() == len && v_n.len() == len && v.len() == len && residual.len() == len);
     assert_eq!(values.len(), plan.cols.len());
     assert_eq!(anchors.len(), plan.anchor_node.len());
+    if !colliders.planes.is_empty() {
+        assert_eq!(colliders.plane_offsets.len(), plan.nodes + 1);
+    }
     #[cfg(not(weft_host_shim))]
     {
         unavailable()
@@ -312,6 +373,7 @@ pub fn assemble(
                     gx,
                     gy,
                     gz,
+                    plan.drag,
                     residual.as_mut_ptr(),
                     vals,
                     wm,
@@ -391,6 +453,71 @@ pub fn assemble(
                 en.as_mut_ptr(),
             )
         );
+        let nties = plan.tie_t.len();
+        if nties > 0 && (plan.tie_stiffness > 0.0 || plan.tie_damping > 0.0) {
+            launch!(
+                weft_emu_assembly_block,
+                nties,
+                ffi::weft_assemble_ties(
+                    nties as i32,
+                    plan.tie_nodes.as_ptr(),
+                    plan.tie_t.as_ptr(),
+                    plan.tie_blocks.as_ptr(),
+                    plan.tie_stiffness,
+                    plan.tie_damping,
+                    q.as_ptr(),
+                    v.as_ptr(),
+                    h,
+                    residual.as_mut_ptr(),
+                    vals,
+                    wm,
+                    en.as_mut_ptr(),
+                )
+            );
+        }
+        let natt = colliders.attach_nodes.len();
+        if natt > 0 {
+            launch!(
+                weft_emu_assembly_block,
+                natt,
+                ffi::weft_assemble_attachments(
+                    natt as i32,
+                    colliders.attach_nodes.as_ptr(),
+                    colliders.attach_points.as_ptr(),
+                    colliders.attachment_stiffness,
+                    plan.diag.as_ptr(),
+                    q.as_ptr(),
+                    h,
+                    residual.as_mut_ptr(),
+                    vals,
+                    wm,
+                    en.as_mut_ptr(),
+                )
+            );
+        }
+        let npairs = colliders.pairs.len() / 4;
+        if npairs > 0 {
+            launch!(
+                weft_emu_assembly_block,
+                npairs,
+                ffi::weft_assemble_repulsion(
+                    npairs as i32,
+                    colliders.pairs.as_ptr(),
+                    colliders.d0,
+                    colliders.repulsion_stiffness,
+                    plan.diag.as_ptr(),
+                    q.as_ptr(),
+                    h,
+                    residual.as_mut_ptr(),
+                    vals,
+                    wm,
+                    en.as_mut_ptr(),
+                )
+            );
+        }
+        let planes = &colliders.planes;
+        let colliders_offsets = &colliders.plane_offsets;
+        let colliders = &colliders.analytic;
         if !colliders.is_empty() {
             launch!(
                 weft_emu_assembly_block,
@@ -399,6 +526,26 @@ pub fn assemble(
                     plan.nodes as i32,
                     colliders.as_ptr(),
                     colliders.len() as i32,
+                    plan.node_radius.as_ptr(),
+                    plan.diag.as_ptr(),
+                    q.as_ptr(),
+                    v.as_ptr(),
+                    h,
+                    residual.as_mut_ptr(),
+                    vals,
+                    wm,
+                    en.as_mut_ptr(),
+                )
+            );
+        }
+        if !planes.is_empty() {
+            launch!(
+                weft_emu_assembly_block,
+                plan.nodes,
+                ffi::weft_assemble_planes(
+                    plan.nodes as i32,
+                    colliders_offsets.as_ptr(),
+                    planes.as_ptr(),
                     plan.node_radius.as_ptr(),
                     plan.diag.as_ptr(),
                     q.as_ptr(),

@@ -285,6 +285,14 @@ mod ffi {
             damp: *mut f64,
             slip: *mut f64,
         ) -> i32;
+        pub fn weft_segment_repulsion(
+            q: *const f64,
+            d0: f64,
+            k: f64,
+            e: *mut f64,
+            g: *mut f64,
+            hdiag: *mut f64,
+        ) -> i32;
     }
 }
 
@@ -838,5 +846,47 @@ pub fn node_contact(
             c.slip.as_mut_ptr(),
         );
         (hit != 0).then_some(c)
+    })
+}
+
+/// Self-collision repulsion of one segment pair as the kernels evaluate it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostRepulsion {
+    /// `½ k (d0 - d)²` (J).
+    pub energy: f64,
+    /// `∇V` (N), layout `[p0, p1, q0, q1]` (12).
+    pub gradient: [f64; 12],
+    /// The node-diagonal 3x3 blocks of the Gauss-Newton Hessian `k w wᵀ`
+    /// (N/m), 4 blocks of 9 row-major.
+    pub hessian_diagonal: [f64; 36],
+}
+
+/// Repulsion `½ k (d0 - d)²` of segments `q[0..6]` and `q[6..12]` (end
+/// points `[p0, p1, q0, q1]`, m) with interaction distance `d0` (m) and
+/// stiffness `k` (N/m), `weft_solver::collide::repulsion`; `Ok(None)` when
+/// `d ≥ d0`.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn segment_repulsion(
+    q: &[f64; 12],
+    d0: f64,
+    k: f64,
+) -> Result<Option<HostRepulsion>, HostError> {
+    let mut r = HostRepulsion {
+        energy: 0.0,
+        gradient: [0.0; 12],
+        hessian_diagonal: [0.0; 36],
+    };
+    shim!({
+        let hit = ffi::weft_segment_repulsion(
+            q.as_ptr(),
+            d0,
+            k,
+            &mut r.energy,
+            r.gradient.as_mut_ptr(),
+            r.hessian_diagonal.as_mut_ptr(),
+        );
+        (hit != 0).then_some(r)
     })
 }

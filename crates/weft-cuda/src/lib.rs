@@ -21,17 +21,19 @@
 //! Coverage of the kernels: stretch, bending (small-angle switch), shear
 //! (small-angle form, jamming), parallel contact, sliding anchors, gravity,
 //! Eulerian mass and inertia force, strain-rate and Rayleigh damping,
-//! plane/sphere/capsule colliders. The elastic Hessians in the system
+//! plane/sphere/capsule colliders, and triangle-mesh colliders through the
+//! per-node tangent planes the host takes once per step
+//! (`weft_solver::Assembler::begin_step`, uploaded as [`plan::StepColliders`]). The elastic Hessians in the system
 //! matrix are the PSD projections of `weft_potentials::elastic_projected`
 //! by default, or the exact ones ([`plan::AssemblyPlan::exact_hessians`],
-//! mirroring `weft_solver::Assembler::exact_hessians`). **Left to the CPU**: triangle-mesh
-//! colliders and self-collision repulsion.
+//! mirroring `weft_solver::Assembler::exact_hessians`). Self-collision repulsion runs on
+//! the device over the segment pairs the host finds at the step start.
 //!
 //! - [`step`]: the backward-Euler step on the device. [`step::CudaStep`]
 //!   implements `weft_solver::StepBackend`, so the CPU's own Newton loop and
 //!   adaptive step control drive the kernels ([`step::CudaSimulation`]);
-//!   [`step::check_supported`] refuses up front what the kernels lack (mesh
-//!   colliders, self-collision, seam ties, drag, the Cholesky
+//!   [`step::check_supported`] refuses up front what the kernels lack
+//!   (the Cholesky
 //!   preconditioner); [`step::EmulatedStep`] runs the same step with the
 //!   kernels executed on the host (tests/step.rs: trajectory parity with the
 //!   CPU without a GPU).

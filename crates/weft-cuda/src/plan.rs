@@ -61,14 +61,13 @@ pub struct GpuMaterial {
 /// What the kernels cannot take over from a CPU assembler.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum PlanError {
-    /// Triangle-mesh colliders are evaluated on the CPU only.
+    /// A triangle-mesh collider without the tangent planes of
+    /// [`Assembler::begin_step`] (the kernels take a mesh only through them).
     #[error(
-        "collider {0} is a triangle mesh; the CUDA kernels handle plane, sphere and capsule only"
+        "collider {0} is a triangle mesh and the assembler holds no tangent planes (call \
+         Assembler::begin_step first)"
     )]
     MeshCollider(usize),
-    /// Self-collision repulsion is evaluated on the CPU only.
-    #[error("self-collision is enabled; the CUDA kernels do not evaluate yarn-yarn repulsion")]
-    SelfCollision,
     /// An index does not fit the kernels' 32-bit indices.
     #[error("{0} exceeds the kernels' 32-bit index range")]
     TooLarge(&'static str),
@@ -164,6 +163,17 @@ pub struct AssemblyPlan {
     pub shear_blocks: Vec<u32>,
     /// Shear colouring.
     pub shear_colours: Colouring,
+    /// Seam-tie nodes `(yarn end, a, b)`, 3 per tie ([`Assembler::ties`]).
+    pub tie_nodes: Vec<u32>,
+    /// Interpolation weight `t` per tie.
+    pub tie_t: Vec<f64>,
+    /// Block indices per tie, 9 (node pairs row-major).
+    pub tie_blocks: Vec<u32>,
+    /// Tie stiffness (N/m), [`Assembler::tie_stiffness`]; refreshed from
+    /// the assembler before each assembly by the step backends.
+    pub tie_stiffness: f64,
+    /// Tie damping (N·s/m), [`Assembler::tie_damping`]; refreshed likewise.
+    pub tie_damping: f64,
     /// Anchor nodes.
     pub anchor_node: Vec<u32>,
     /// Anchor slots.
@@ -197,6 +207,11 @@ pub struct AssemblyPlan {
     /// sets the assembler's (exact first, projected once the matrix is found
     /// indefinite). Residual and energies do not depend on it.
     pub exact_hessians: bool,
+    /// Mass-proportional drag (1/s), [`Assembler::drag`]: copied by
+    /// [`AssemblyPlan::new`]; the step backends refresh it from the
+    /// assembler before each assembly (the garment pipeline changes it
+    /// between phases).
+    pub drag: f64,
 }
 
 fn u32_of(x: usize, what: &'static str) -> Result<u32, PlanError> {
@@ -208,18 +223,8 @@ impl AssemblyPlan {
     /// bending threshold and `exact_hessians`).
     ///
     /// # Errors
-    /// [`PlanError::MeshCollider`] / [`PlanError::SelfCollision`] when the
-    /// assembler uses what the kernels do not evaluate;
     /// [`PlanError::TooLarge`] beyond 32-bit indices.
     pub fn new(assembler: &Assembler) -> Result<Self, PlanError> {
-        if assembler.contact.self_collision.is_some() {
-            return Err(PlanError::SelfCollision);
-        }
-        for (i, (c, _)) in assembler.contact.colliders.iter().enumerate() {
-            if matches!(c.shape, Shape::Mesh(_)) {
-                return Err(PlanError::MeshCollider(i));
-            }
-        }
         let f: &Fabric = &assembler.fabric;
         let m: &BlockSparse = &assembler.matrix;
         let n = f.node_count();
@@ -279,6 +284,11 @@ impl AssemblyPlan {
             shear_spacing: Vec::new(),
             shear_blocks: Vec::new(),
             shear_colours: Colouring::from_colours(assembler.shear_colours()),
+            tie_nodes: Vec::new(),
+            tie_t: Vec::new(),
+            tie_blocks: Vec::new(),
+            tie_stiffness: assembler.tie_stiffness,
+            tie_damping: assembler.tie_damping,
             anchor_node: Vec::new(),
             anchor_slot: Vec::new(),
             anchor_material: Vec::new(),
@@ -322,6 +332,7 @@ impl AssemblyPlan {
             bending_threshold: assembler.bending_threshold,
             shear_threshold: weft_potentials::shear::SMALL_ANGLE_THRESHOLD,
             exact_hessians: assembler.exact_hessians,
+            drag: assembler.drag,
         };
         for s in &el.segments {
             p.seg_nodes
@@ -355,6 +366,16 @@ impl AssemblyPlan {
                 p.shear_blocks.push(idx(ns[k / 3], ns[k % 3])?);
             }
         }
+        for t in assembler.ties() {
+            let ns = [t.node, t.other[0], t.other[1]];
+            for &y in &ns {
+                p.tie_nodes.push(u32_of(y, "node")?);
+            }
+            p.tie_t.push(t.t);
+            for k in 0..9 {
+                p.tie_blocks.push(idx(ns[k / 3], ns[k % 3])?);
+            }
+        }
         for a in &el.anchors {
             p.anchor_node.push(u32_of(a.node, "node")?);
             p.anchor_slot.push(a.family.slot() as i32);
@@ -364,23 +385,130 @@ impl AssemblyPlan {
     }
 }
 
-/// The colliders of `assembler` in the kernels' form at time `t` (s): each
-/// plane, sphere or capsule moved to its world pose at `t` (exact for these
-/// rigid shapes) with its rigid velocity field and margin.
-///
-/// # Errors
-/// [`PlanError::MeshCollider`] for a triangle-mesh collider.
-pub fn colliders_at(assembler: &Assembler, t: f64) -> Result<Vec<GpuCollider>, PlanError> {
-    assembler
-        .contact
-        .colliders
-        .iter()
-        .enumerate()
-        .map(|(i, (c, margin))| gpu_collider(c, *margin, t).ok_or(PlanError::MeshCollider(i)))
-        .collect()
+/// The contacts of one step in the kernels' form (uploaded once per step):
+/// the analytic colliders (plane, sphere, capsule), per node the tangent
+/// planes of the triangle-mesh colliders, and the self-collision segment
+/// pairs, the last two found by [`Assembler::begin_step`] at the step start.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepColliders {
+    /// Plane, sphere and capsule colliders at the step's end time
+    /// (`weft_assemble_colliders`).
+    pub analytic: Vec<GpuCollider>,
+    /// `plane_offsets[i]..plane_offsets[i + 1]` indexes node `i`'s planes
+    /// (length nodes + 1; empty when there is no mesh collider).
+    pub plane_offsets: Vec<u32>,
+    /// Tangent planes as plane colliders (`kind` 0) in the world frame at the
+    /// step's end time, each with its mesh collider's stiffness, friction,
+    /// margin and rigid velocity field (`weft_assemble_planes`).
+    pub planes: Vec<GpuCollider>,
+    /// Self-collision pairs, 4 nodes `[p0, p1, q0, q1]` per pair
+    /// (`weft_assemble_repulsion`); empty without self-collision.
+    pub pairs: Vec<u32>,
+    /// Self-collision interaction distance `d0` (m).
+    pub d0: f64,
+    /// Self-collision stiffness `k` (N/m).
+    pub repulsion_stiffness: f64,
+    /// Attachment spring nodes ([`Assembler::attachments`]); empty when
+    /// [`Assembler::attachment_stiffness`] is 0.
+    pub attach_nodes: Vec<u32>,
+    /// Attachment points, 3 per spring (m).
+    pub attach_points: Vec<f64>,
+    /// Attachment stiffness `k_a` (N/m).
+    pub attachment_stiffness: f64,
 }
 
-fn gpu_collider(c: &Collider, margin: f64, t: f64) -> Option<GpuCollider> {
+impl StepColliders {
+    /// Whether the step has no collider and no self-collision pair.
+    pub fn is_empty(&self) -> bool {
+        self.analytic.is_empty()
+            && self.planes.is_empty()
+            && self.pairs.is_empty()
+            && self.attach_nodes.is_empty()
+    }
+}
+
+/// The colliders of `assembler` in the kernels' form at time `t` (s): each
+/// plane, sphere or capsule moved to its world pose at `t` (exact for these
+/// rigid shapes) with its rigid velocity field and margin, and the tangent
+/// planes of the mesh colliders that [`Assembler::begin_step`] took
+/// (`assembler.contact.planes`, local frame) moved to their world pose at
+/// `t`, as [`weft_solver::collide::Collider::plane_contact`] does; and the
+/// self-collision pairs of `assembler.contact.self_collision` with its `d0`
+/// and stiffness; and the attachment springs (when their stiffness is > 0).
+///
+/// # Errors
+/// [`PlanError::MeshCollider`] for a triangle-mesh collider when the
+/// assembler holds no tangent planes (`begin_step` not called yet; the CPU
+/// then evaluates the exact mesh distance, which the kernels do not);
+/// [`PlanError::TooLarge`] beyond 32-bit plane offsets or node indices.
+pub fn colliders_at(assembler: &Assembler, t: f64) -> Result<StepColliders, PlanError> {
+    let colliders = &assembler.contact.colliders;
+    let mut out = StepColliders::default();
+    let mut world = Vec::with_capacity(colliders.len());
+    for (i, (c, margin)) in colliders.iter().enumerate() {
+        let g = gpu_collider(c, *margin, t);
+        if c.uses_tangent_planes() {
+            if assembler.contact.planes.is_none() {
+                return Err(PlanError::MeshCollider(i));
+            }
+        } else {
+            out.analytic.push(g);
+        }
+        world.push(g);
+    }
+    if let Some(np) = &assembler.contact.planes
+        && colliders.iter().any(|(c, _)| c.uses_tangent_planes())
+    {
+        out.plane_offsets = np
+            .offsets
+            .iter()
+            .map(|&x| u32_of(x, "plane offset"))
+            .collect::<Result<_, _>>()?;
+        out.planes = np
+            .planes
+            .iter()
+            .map(|(ci, pl)| {
+                let g = &world[*ci];
+                let (pt, rot) = match &colliders[*ci].0.motion {
+                    None => (Vector3::zeros(), nalgebra::UnitQuaternion::identity()),
+                    Some(m) => {
+                        let iso = m.transform(t);
+                        (iso.translation.vector, iso.rotation)
+                    }
+                };
+                GpuCollider {
+                    kind: 0,
+                    a: (rot * pl.point + pt).into(),
+                    b: (rot * pl.normal).into(),
+                    radius: 0.0,
+                    ..*g
+                }
+            })
+            .collect();
+    }
+    if let Some(sc) = &assembler.contact.self_collision {
+        out.d0 = sc.d0;
+        out.repulsion_stiffness = sc.stiffness;
+        out.pairs = sc
+            .contacts
+            .iter()
+            .flat_map(|c| c.nodes)
+            .map(|n| u32_of(n, "node"))
+            .collect::<Result<_, _>>()?;
+    }
+    if assembler.attachment_stiffness > 0.0 {
+        out.attachment_stiffness = assembler.attachment_stiffness;
+        for (n, p) in &assembler.attachments {
+            out.attach_nodes.push(u32_of(*n, "node")?);
+            out.attach_points.extend_from_slice(p.as_slice());
+        }
+    }
+    Ok(out)
+}
+
+/// The kernels' form of `c` at time `t`; for a mesh only the common fields
+/// (stiffness, friction, margin, velocity field; `kind` -1).
+fn gpu_collider(c: &Collider, margin: f64, t: f64) -> GpuCollider {
     let (pt, rot, lin, ang) = match &c.motion {
         None => (
             Vector3::zeros(),
@@ -426,7 +554,7 @@ fn gpu_collider(c: &Collider, margin: f64, t: f64) -> Option<GpuCollider> {
             g.b = place(&s.b);
             g.radius = s.radius;
         }
-        Shape::Mesh(_) => return None,
+        Shape::Mesh(_) => g.kind = -1,
     }
-    Some(g)
+    g
 }

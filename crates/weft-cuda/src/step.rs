@@ -24,13 +24,12 @@
 
 use crate::cuda::{CudaBackend, CudaError, DeviceSystem};
 use crate::emulate::{self, EmulatedOps};
-use crate::host::{GpuCollider, HostError};
-use crate::plan::{AssemblyPlan, PlanError, colliders_at};
+use crate::host::HostError;
+use crate::plan::{AssemblyPlan, PlanError, StepColliders, colliders_at};
 use cudarc::driver::CudaSlice;
 use std::borrow::Cow;
 use thiserror::Error;
 use weft_solver::bsr::Block;
-use weft_solver::collide::Shape;
 use weft_solver::pcg::{PcgResult, PcgStatus};
 use weft_solver::{
     Energies, LinearSolver, Rejection, Simulation, SolverError, StepBackend, StepHost, StepStats,
@@ -40,20 +39,13 @@ use weft_solver::{
 /// the CUDA backend refuses such a simulation up front.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum Unsupported {
-    /// Triangle-mesh colliders (e.g. the body of `weft drape`).
+    /// A triangle-mesh collider without tangent planes (only when the
+    /// kernels' collider form is built before [`weft_solver::Assembler::begin_step`]).
     #[error(
-        "collider {0} is a triangle mesh (the CUDA backend supports plane, sphere and capsule colliders)"
+        "collider {0} is a triangle mesh and no tangent planes were taken for it (call \
+         Assembler::begin_step first)"
     )]
     MeshCollider(usize),
-    /// Yarn-yarn self-collision repulsion.
-    #[error("self-collision is enabled (the CUDA backend has no yarn-yarn repulsion kernel)")]
-    SelfCollision,
-    /// Seam ties (garments).
-    #[error("the fabric has {0} seam ties (the CUDA backend has no seam-tie kernel)")]
-    SeamTies(usize),
-    /// Mass-proportional drag.
-    #[error("mass-proportional drag {0} 1/s is set (the CUDA backend has no drag term)")]
-    Drag(f64),
     /// The sparse Cholesky preconditioner.
     #[error(
         "integrator.preconditioner is \"cholesky\" (the CUDA backend has block-Jacobi PCG only; use \"block_jacobi\" or \"auto\")"
@@ -74,20 +66,6 @@ pub enum Unsupported {
 /// The first [`Unsupported`] feature found.
 pub fn check_supported(sim: &Simulation) -> Result<(), Unsupported> {
     let a = &sim.assembler;
-    for (i, (c, _)) in a.contact.colliders.iter().enumerate() {
-        if matches!(c.shape, Shape::Mesh(_)) {
-            return Err(Unsupported::MeshCollider(i));
-        }
-    }
-    if a.contact.self_collision.is_some() {
-        return Err(Unsupported::SelfCollision);
-    }
-    if !a.ties().is_empty() {
-        return Err(Unsupported::SeamTies(a.ties().len()));
-    }
-    if a.drag != 0.0 {
-        return Err(Unsupported::Drag(a.drag));
-    }
     if sim.settings.linear_solver == LinearSolver::Cholesky {
         return Err(Unsupported::Cholesky);
     }
@@ -97,10 +75,21 @@ pub fn check_supported(sim: &Simulation) -> Result<(), Unsupported> {
     Ok(())
 }
 
+/// Whether [`weft_solver::Assembler::begin_step`] needs the real start-of-step
+/// state (mesh colliders' tangent planes, self-collision pairs); otherwise
+/// it only sets the collider time and the device backend skips the
+/// download.
+fn needs_step_state(a: &weft_solver::Assembler) -> bool {
+    a.contact.self_collision.is_some()
+        || a.contact
+            .colliders
+            .iter()
+            .any(|(c, _)| c.uses_tangent_planes())
+}
+
 fn plan_error(e: PlanError) -> Unsupported {
     match e {
         PlanError::MeshCollider(i) => Unsupported::MeshCollider(i),
-        PlanError::SelfCollision => Unsupported::SelfCollision,
         PlanError::TooLarge(w) => Unsupported::TooLarge(w),
     }
 }
@@ -156,9 +145,17 @@ impl StepBackend for CudaStep<'_> {
         v_n: &CudaSlice<f64>,
         h: f64,
     ) -> Result<CudaSlice<f64>, CudaError> {
-        host.assembler.begin_step(&[], &[], h, host.t + h);
+        if needs_step_state(host.assembler) {
+            // Mesh colliders: the tangent planes are taken on the host from
+            // q_n, v_n (one download per step, not per Newton iteration).
+            let q = self.sys.download(q_n)?;
+            let vn = self.sys.download(v_n)?;
+            host.assembler.begin_step(&q, &vn, h, host.t + h);
+        } else {
+            host.assembler.begin_step(&[], &[], h, host.t + h);
+        }
         let colliders = colliders_at(host.assembler, host.t + h)
-            .expect("mesh colliders are refused by check_supported");
+            .expect("begin_step took the mesh colliders' tangent planes");
         self.sys.set_colliders(&colliders)?;
         self.sys.load_step_state(q_n, v_n)?;
         let mut v = self.sys.zeros()?;
@@ -181,6 +178,9 @@ impl StepBackend for CudaStep<'_> {
     ) -> Result<Energies, CudaError> {
         // q_n and v_n were loaded into the system by begin_step.
         self.sys.exact_hessians = host.assembler.exact_hessians;
+        self.sys.drag = host.assembler.drag;
+        self.sys.tie_stiffness = host.assembler.tie_stiffness;
+        self.sys.tie_damping = host.assembler.tie_damping;
         self.sys.assemble_into(v, h, r, with_matrix)
     }
 
@@ -368,7 +368,7 @@ impl<'b> CudaSimulation<'b> {
 pub struct EmulatedStep {
     plan: AssemblyPlan,
     values: Vec<Block>,
-    colliders: Vec<GpuCollider>,
+    colliders: StepColliders,
     anchors: Vec<f64>,
     q_host: Vec<f64>,
 }
@@ -384,7 +384,7 @@ impl EmulatedStep {
         Ok(Self {
             values: vec![[[0.0; 5]; 5]; plan.cols.len()],
             plan,
-            colliders: Vec::new(),
+            colliders: StepColliders::default(),
             anchors: sim.anchors.clone(),
             q_host: sim.q.clone(),
         })
@@ -402,13 +402,17 @@ impl StepBackend for EmulatedStep {
     fn begin_step(
         &mut self,
         host: &mut StepHost<'_>,
-        _q_n: &Vec<f64>,
+        q_n: &Vec<f64>,
         v_n: &Vec<f64>,
         h: f64,
     ) -> Result<Vec<f64>, HostError> {
-        host.assembler.begin_step(&[], &[], h, host.t + h);
+        if needs_step_state(host.assembler) {
+            host.assembler.begin_step(q_n, v_n, h, host.t + h);
+        } else {
+            host.assembler.begin_step(&[], &[], h, host.t + h);
+        }
         self.colliders = colliders_at(host.assembler, host.t + h)
-            .expect("mesh colliders are refused by check_supported");
+            .expect("begin_step took the mesh colliders' tangent planes");
         let mut v: Vec<f64> = v_n
             .iter()
             .zip(&self.plan.free)
@@ -431,6 +435,9 @@ impl StepBackend for EmulatedStep {
         with_matrix: bool,
     ) -> Result<Energies, HostError> {
         self.plan.exact_hessians = host.assembler.exact_hessians;
+        self.plan.drag = host.assembler.drag;
+        self.plan.tie_stiffness = host.assembler.tie_stiffness;
+        self.plan.tie_damping = host.assembler.tie_damping;
         let (e, _) = emulate::assemble(
             &self.plan,
             &self.colliders,

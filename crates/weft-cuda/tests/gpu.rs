@@ -1,7 +1,8 @@
 //! CPU/GPU parity on a device (issue 5 §6): forces and matrix blocks of one
 //! assembly against the CPU assembler in both matrix modes (projected and
 //! exact elastic Hessians, `exact_hessians` set on the assembler and the
-//! device system; 1e-10 relative, `‖a - b‖₂/‖b‖₂` over all entries), and
+//! device system, the scene with two triangle-mesh colliders taken as
+//! tangent planes and self-collision pairs; 1e-10 relative, `‖a - b‖₂/‖b‖₂` over all entries), and
 //! PCG on the default (projected, SPD) matrix (block-Jacobi inverses 1e-10; device-resident
 //! fused PCG and the host PCG over `CudaOps`: iterations within 2 of the
 //! CPU, solutions within 1e-10) on the scene of tests/common; and a
@@ -14,7 +15,7 @@
 
 mod common;
 
-use common::{flat, inputs, rel, scene};
+use common::{flat, inputs, mesh_scene, rel, scene, with_self_collision};
 use weft_cuda::cuda::{CudaBackend, CudaOps, DeviceSystem};
 use weft_cuda::plan::{AssemblyPlan, colliders_at};
 use weft_solver::pcg::{BlockJacobi, CpuOps, PcgStatus, pcg};
@@ -37,14 +38,20 @@ fn gpu_assembly_matches_the_cpu_assembler() {
     let Some(b) = backend("GPU assembly parity") else {
         return;
     };
-    let mut a = scene();
+    // The shared scene plus two triangle-mesh boxes (static and keyframed),
+    // taken as per-node tangent planes at each step start.
+    let mut a = mesh_scene();
+    with_self_collision(&mut a, 2.5e-3, 60.0, 1);
+    let t0 = a.time;
     let plan = AssemblyPlan::new(&a).unwrap();
-    let colliders = colliders_at(&a, a.time).unwrap();
     let mut sys = DeviceSystem::new(&b, &plan).unwrap();
     for (seed, exact) in (1..=3u64).flat_map(|s| [(s, false), (s, true)]) {
         a.exact_hessians = exact;
         sys.exact_hessians = exact;
         let s = inputs(&a, 0x9e37_79b9 + seed, true);
+        a.begin_step(&s.q_n, &s.v_n, s.h, t0 + s.h);
+        let colliders = colliders_at(&a, a.time).unwrap();
+        assert!(!colliders.planes.is_empty() && !colliders.pairs.is_empty());
         let mut res_cpu = vec![0.0; s.q_n.len()];
         let (e_cpu, p_cpu) = a.assemble(&s.q_n, &s.v_n, &s.v, s.h, &s.anchors, &mut res_cpu, true);
         sys.upload_step(&s.q_n, &s.v_n, &s.anchors, &colliders)
@@ -133,7 +140,11 @@ fn gpu_pcg_matches_the_cpu_pcg() {
 
 /// 100 steps of the device step driver (`CudaSimulation`: the CPU's Newton
 /// loop on the kernels) against the CPU backend with block-Jacobi PCG on
-/// the patch of tests/common, Newton tolerance 1e-8: the same accepted
+/// the patch of tests/common (on its sphere, and on a rising triangle-mesh
+/// box, `patch_on_mesh`, and two stacked patches with self-collision,
+/// `stacked_patches`, with drag and attachment springs, and with seam
+/// ties), Newton
+/// tolerance 1e-8: the same accepted
 /// steps and rejections, positions within 1e-8 relative
 /// (`‖a - b‖₂/‖b‖₂`) at every step and velocities within 1e-6 of the run's
 /// largest `‖v‖₂`. (The emulated kernels give 5.4e-10 and 9.0e-8 on the
@@ -144,32 +155,50 @@ fn gpu_trajectory_matches_cpu_for_100_steps() {
     let Some(b) = backend("GPU 100-step trajectory parity") else {
         return;
     };
-    let mut cpu = common::patch();
-    cpu.settings.newton_tolerance = 1e-8;
-    let mut start = common::patch();
-    start.settings.newton_tolerance = 1e-8;
-    let mut gpu = CudaSimulation::new(&b, start).unwrap();
-    let norm = |x: &[f64]| x.iter().map(|a| a * a).sum::<f64>().sqrt();
-    let (mut worst_q, mut dv_max, mut v_max) = (0.0f64, 0.0f64, 0.0f64);
-    for k in 1..=100 {
-        let t = k as f64 * 1e-3;
-        let sc = cpu.advance_to(t, |_, _| {}).unwrap();
-        let sg = gpu.advance_to(t, |_, _| {}).unwrap();
-        assert_eq!(
-            sc.len(),
-            sg.len(),
-            "step {k}: accepted steps differ (rejections CPU {:?}, GPU {:?})",
-            cpu.rejections,
-            gpu.sim.rejections
+    type Make = fn() -> weft_solver::Simulation;
+    let scenes: [(&str, Make); 5] = [
+        ("patch on a sphere", common::patch),
+        ("patch on a moving mesh box", common::patch_on_mesh),
+        ("stacked patches, self-collision", common::stacked_patches),
+        (
+            "drag and attachments",
+            common::patch_with_drag_and_attachments,
+        ),
+        ("seam ties", common::patch_with_ties),
+    ];
+    for (name, make) in scenes {
+        let mut cpu = make();
+        cpu.settings.newton_tolerance = 1e-8;
+        let mut start = make();
+        start.settings.newton_tolerance = 1e-8;
+        let mut gpu = CudaSimulation::new(&b, start).unwrap();
+        let norm = |x: &[f64]| x.iter().map(|a| a * a).sum::<f64>().sqrt();
+        let (mut worst_q, mut dv_max, mut v_max) = (0.0f64, 0.0f64, 0.0f64);
+        for k in 1..=100 {
+            let t = k as f64 * 1e-3;
+            let sc = cpu.advance_to(t, |_, _| {}).unwrap();
+            let sg = gpu.advance_to(t, |_, _| {}).unwrap();
+            assert_eq!(
+                sc.len(),
+                sg.len(),
+                "step {k}: accepted steps differ (rejections CPU {:?}, GPU {:?})",
+                cpu.rejections,
+                gpu.sim.rejections
+            );
+            let eq = rel(&gpu.sim.q, &cpu.q);
+            worst_q = worst_q.max(eq);
+            assert!(eq < 1e-8, "step {k}: positions differ by {eq:e}");
+            dv_max = dv_max.max(rel(&gpu.sim.v, &cpu.v) * norm(&cpu.v));
+            v_max = v_max.max(norm(&cpu.v));
+        }
+        assert_eq!(gpu.sim.rejections, cpu.rejections);
+        let wv = dv_max / v_max;
+        eprintln!(
+            "{name}: GPU vs CPU over 100 steps: worst relative difference q {worst_q:.2e}, v {wv:.2e}"
         );
-        let eq = rel(&gpu.sim.q, &cpu.q);
-        worst_q = worst_q.max(eq);
-        assert!(eq < 1e-8, "step {k}: positions differ by {eq:e}");
-        dv_max = dv_max.max(rel(&gpu.sim.v, &cpu.v) * norm(&cpu.v));
-        v_max = v_max.max(norm(&cpu.v));
+        assert!(
+            wv < 1e-6,
+            "{name}: velocities differ by {wv:e} of the largest |v|"
+        );
     }
-    assert_eq!(gpu.sim.rejections, cpu.rejections);
-    let wv = dv_max / v_max;
-    eprintln!("GPU vs CPU over 100 steps: worst relative difference q {worst_q:.2e}, v {wv:.2e}");
-    assert!(wv < 1e-6, "velocities differ by {wv:e} of the largest |v|");
 }

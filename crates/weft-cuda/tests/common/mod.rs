@@ -11,7 +11,7 @@ use weft_core::{
 };
 use weft_potentials::testing::xorshift;
 use weft_solver::bsr::{Block, BlockSparse};
-use weft_solver::collide::{Capsule, Collider, Keyframe, Plane, RigidMotion, Sphere};
+use weft_solver::collide::{Capsule, Collider, Keyframe, Plane, RigidMotion, Sphere, TriangleMesh};
 use weft_solver::{Assembler, Handle, LinearSolver, Settings, Simulation};
 
 /// `‖a - b‖₂ / ‖b‖₂` over all entries (`‖a‖₂` when `b = 0`).
@@ -236,5 +236,210 @@ pub fn patch() -> Simulation {
         .contact
         .colliders
         .push((Collider::new(s, 200.0, 0.3).unwrap(), 0.05e-3));
+    sim
+}
+
+/// A closed axis-aligned box mesh from `lo` to `hi` (m), outward-facing
+/// triangles.
+pub fn mesh_box(lo: [f64; 3], hi: [f64; 3]) -> TriangleMesh {
+    let v: Vec<Vector3<f64>> = (0..8)
+        .map(|i| {
+            Vector3::new(
+                if i & 1 == 0 { lo[0] } else { hi[0] },
+                if i & 2 == 0 { lo[1] } else { hi[1] },
+                if i & 4 == 0 { lo[2] } else { hi[2] },
+            )
+        })
+        .collect();
+    let t = [
+        [0, 4, 6],
+        [0, 6, 2],
+        [1, 3, 7],
+        [1, 7, 5],
+        [0, 1, 5],
+        [0, 5, 4],
+        [2, 6, 7],
+        [2, 7, 3],
+        [0, 2, 3],
+        [0, 3, 1],
+        [4, 5, 7],
+        [4, 7, 6],
+    ];
+    TriangleMesh::from_triangles("box", &v, &t).unwrap()
+}
+
+/// [`scene`] with its three analytic colliders plus two triangle-mesh
+/// boxes: a static one whose top face and edge run under the first patch
+/// (nodes near the edge see two sheets), and a keyframed (translating and
+/// rotating) one under the Rayleigh patch.
+pub fn mesh_scene() -> Assembler {
+    let mut a = scene();
+    let fixed = Collider::new(
+        mesh_box([0.004, -0.01, -0.01], [0.0095, 0.00405, 0.02]),
+        60.0,
+        0.3,
+    )
+    .unwrap();
+    let motion = RigidMotion::new(&[
+        Keyframe {
+            time: 0.0,
+            translation: Vector3::zeros(),
+            rotation: None,
+        },
+        Keyframe {
+            time: 1.0,
+            translation: Vector3::new(0.002, -0.0005, 0.001),
+            rotation: Some(Vector3::new(0.0, 0.3, 0.0)),
+        },
+    ])
+    .unwrap();
+    let moving = Collider::new(
+        mesh_box([0.024, -0.01, -0.008], [0.045, 0.0042, 0.016]),
+        40.0,
+        0.5,
+    )
+    .unwrap()
+    .with_motion(motion);
+    a.contact.colliders.push((fixed, 1e-4));
+    a.contact.colliders.push((moving, 5e-5));
+    a
+}
+
+/// [`patch`] (centred at the origin, 8 mm square) falling onto a slowly
+/// rising triangle-mesh box (its top face and two edges under the patch)
+/// instead of the sphere.
+pub fn patch_on_mesh() -> Simulation {
+    let mut sim = patch();
+    let motion = RigidMotion::new(&[
+        Keyframe {
+            time: 0.0,
+            translation: Vector3::zeros(),
+            rotation: None,
+        },
+        Keyframe {
+            time: 1.0,
+            translation: Vector3::new(0.0, 0.002, 0.0),
+            rotation: None,
+        },
+    ])
+    .unwrap();
+    let mesh = mesh_box([-0.002, -0.01, -0.002], [0.0065, -0.0005, 0.0065]);
+    sim.assembler.contact.colliders = vec![(
+        Collider::new(mesh, 200.0, 0.3).unwrap().with_motion(motion),
+        0.05e-3,
+    )];
+    sim
+}
+
+/// Self-collision on `a`'s fabric as the CLI sets it up: interaction
+/// distance `d0` (m), stiffness `k` (N/m), broad phase within `2 d0`,
+/// pairs within `hops` hops of the yarn graph excluded.
+pub fn with_self_collision(a: &mut Assembler, d0: f64, k: f64, hops: usize) {
+    let detector =
+        weft_solver::collide::SelfCollision::from_fabric(&a.fabric, 2.0 * d0, hops).unwrap();
+    a.contact.self_collision = Some(weft_solver::assembly::SelfContact {
+        detector,
+        d0,
+        stiffness: k,
+        contacts: Vec::new(),
+    });
+}
+
+/// [`patch`] with a second 9 x 9 patch 0.45 mm above it (shifted by half a
+/// spacing, unpinned), both falling onto the sphere, with self-collision
+/// (`d0` 0.3 mm, 5 N/m, 2 hops excluded): the upper patch rests on the
+/// lower one through the repulsion.
+pub fn stacked_patches() -> Simulation {
+    let base = patch();
+    let m = base.assembler.fabric.materials[0].clone();
+    let mut b = FabricBuilder::new(vec![m]).unwrap();
+    let mut spec = WovenPatchSpec::new("cotton", [0.008, 0.008], [9, 9], [0.0; 3]);
+    spec.pinned = vec![NodeSelector::Corner(0), NodeSelector::Corner(1)];
+    b.add_woven_patch(&spec).unwrap();
+    let upper = WovenPatchSpec::new("cotton", [0.008, 0.008], [9, 9], [0.0005, 0.00045, 0.0005]);
+    b.add_woven_patch(&upper).unwrap();
+    let fabric = b.build().unwrap();
+    let mut sim = Simulation::new(
+        fabric,
+        Vector3::new(0.0, -9.81, 0.0),
+        base.settings.clone(),
+        vec![],
+    );
+    sim.assembler.contact.colliders = base.assembler.contact.colliders;
+    with_self_collision(&mut sim.assembler, 0.3e-3, 5.0, 2);
+    sim
+}
+
+/// [`patch`] with mass-proportional drag (20 1/s) and three attachment
+/// springs (30 N/m) holding nodes 40, 44 and 50 1 mm above their start.
+pub fn patch_with_drag_and_attachments() -> Simulation {
+    let mut sim = patch();
+    sim.assembler.drag = 20.0;
+    sim.assembler.attachment_stiffness = 30.0;
+    for n in [40, 44, 50] {
+        let x = sim.assembler.fabric.initial.node_q(n);
+        sim.assembler
+            .attachments
+            .push((n, Vector3::new(x[0], x[1] + 1e-3, x[2])));
+    }
+    sim
+}
+
+/// [`scene`] rebuilt with three seam ties between its two patches (two
+/// sharing the target nodes 45, 46; tie stiffness 50 N/m, damping
+/// 0.01 N·s/m), its colliders and time kept.
+pub fn tie_scene() -> Assembler {
+    let mut base = scene();
+    let ties = vec![
+        weft_solver::Tie {
+            node: 0,
+            other: [45, 46],
+            t: 0.3,
+        },
+        weft_solver::Tie {
+            node: 5,
+            other: [45, 46],
+            t: 0.7,
+        },
+        weft_solver::Tie {
+            node: 60,
+            other: [2, 3],
+            t: 0.5,
+        },
+    ];
+    let mut a = Assembler::with_ties(base.fabric.clone(), base.gravity, ties);
+    a.contact.colliders = std::mem::take(&mut base.contact.colliders);
+    a.time = base.time;
+    a.tie_stiffness = 50.0;
+    a.tie_damping = 0.01;
+    a
+}
+
+/// [`patch`] with two seam ties pulling corner-row nodes 8 and 17 to points
+/// between nearby nodes (tie stiffness 20 N/m, damping 1e-3 N·s/m).
+pub fn patch_with_ties() -> Simulation {
+    let base = patch();
+    let ties = vec![
+        weft_solver::Tie {
+            node: 8,
+            other: [16, 25],
+            t: 0.5,
+        },
+        weft_solver::Tie {
+            node: 17,
+            other: [25, 34],
+            t: 0.25,
+        },
+    ];
+    let mut sim = Simulation::with_ties(
+        base.assembler.fabric.clone(),
+        Vector3::new(0.0, -9.81, 0.0),
+        base.settings.clone(),
+        vec![],
+        ties,
+    );
+    sim.assembler.contact.colliders = base.assembler.contact.colliders;
+    sim.assembler.tie_stiffness = 20.0;
+    sim.assembler.tie_damping = 1e-3;
     sim
 }
