@@ -5,32 +5,28 @@
 //! during sewing, nothing is non-finite and no node is inside the body by
 //! more than a yarn radius. A bad pattern fails naming the file and place.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{drape_ok, repo};
+use std::process::Command;
 
 #[test]
 fn drape_a_line_skirt_writes_outputs_and_closes_seams() {
     let out = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(["drape", "--quiet", "--spacing", "60"])
-        .args(["--sew-duration", "0.4", "--duration", "0.05"])
-        .arg(repo().join("data/patterns/a_line_skirt.json"))
-        .arg("--out")
-        .arg(out.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let skirt = repo().join("data/patterns/a_line_skirt.json");
+    let args = [
+        "--spacing",
+        "60",
+        "--sew-duration",
+        "0.4",
+        "--duration",
+        "0.05",
+    ];
+    let summary = drape_ok(
+        "skirt",
+        args.iter().map(|a| a.as_ref()).chain([skirt.as_os_str()]),
+        out.path(),
     );
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.path().join("summary.json")).unwrap())
-            .unwrap();
     eprintln!("{summary:#}");
     for key in [
         "panels",
@@ -103,23 +99,26 @@ fn drape_bad_pattern_names_file_and_place() {
 #[test]
 fn drape_writes_frames_and_holds_attachment_edges() {
     let out = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(["drape", "--quiet", "--spacing", "60", "--formats", "obj"])
-        .args(["--sew-duration", "0.4", "--duration", "0.05"])
-        .args(["--frame-dt", "0.1", "--attach", "lower_interface"])
-        .arg(repo().join("data/patterns/a_line_skirt.json"))
-        .arg("--out")
-        .arg(out.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let skirt = repo().join("data/patterns/a_line_skirt.json");
+    let args = [
+        "--spacing",
+        "60",
+        "--formats",
+        "obj",
+        "--sew-duration",
+        "0.4",
+        "--duration",
+        "0.05",
+        "--frame-dt",
+        "0.1",
+        "--attach",
+        "lower_interface",
+    ];
+    let summary = drape_ok(
+        "skirt with frames",
+        args.iter().map(|a| a.as_ref()).chain([skirt.as_os_str()]),
+        out.path(),
     );
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.path().join("summary.json")).unwrap())
-            .unwrap();
     // Frames: the placed garment, 4 of sewing (0.1 s apart), 1 of draping.
     assert_eq!(summary["frames"], 6);
     let frames = out.path().join("frames");

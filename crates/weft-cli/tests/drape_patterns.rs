@@ -13,14 +13,16 @@
 //!
 //! Skipped with a visible message when `../shared/data` is absent.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+
+use common::{drape_ok, repo};
+use std::path::PathBuf;
 
 const SPACING_M: f64 = 0.06;
 const RADIUS_M: f64 = 0.3e-3;
 
 fn shared() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+    let d = repo().join("../shared/data");
     if d.join("patterns").is_dir() && d.join("bodies/mean_all.obj").is_file() {
         Some(d)
     } else {
@@ -53,25 +55,26 @@ fn drape(pattern: &str, extra: &[&str]) {
     let Some(data) = shared() else { return };
     let out = tempfile::tempdir().unwrap();
     let body = data.join("bodies/mean_all.obj");
-    let output = Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(["drape", "--quiet", "--spacing", "60", "--formats", "obj"])
-        .args(["--sew-duration", "0.4", "--duration", "0.3"])
-        .args(extra)
-        .arg(data.join("patterns").join(pattern))
-        .arg("--body")
-        .arg(&body)
-        .arg("--out")
-        .arg(out.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{pattern}: {}",
-        String::from_utf8_lossy(&output.stderr)
+    let pattern_file = data.join("patterns").join(pattern);
+    let args = [
+        "--spacing",
+        "60",
+        "--formats",
+        "obj",
+        "--sew-duration",
+        "0.4",
+        "--duration",
+        "0.3",
+    ];
+    let summary = drape_ok(
+        pattern,
+        args.iter().chain(extra).map(|a| a.as_ref()).chain([
+            pattern_file.as_os_str(),
+            "--body".as_ref(),
+            body.as_os_str(),
+        ]),
+        out.path(),
     );
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.path().join("summary.json")).unwrap())
-            .unwrap();
     let num = |k: &str| summary[k].as_f64().unwrap();
     eprintln!(
         "{pattern}: {} nodes, {} steps, {:.1} s, seam gap {:.1} mm (after sewing {:.1} mm), penetration {:.3} mm, centroid drop {:.1} mm",

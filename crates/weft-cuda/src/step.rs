@@ -30,6 +30,7 @@ use cudarc::driver::CudaSlice;
 use std::borrow::Cow;
 use thiserror::Error;
 use weft_solver::bsr::Block;
+use weft_solver::par::{inf_norm, norm2, update, worst_node};
 use weft_solver::pcg::{PcgResult, PcgStatus};
 use weft_solver::{
     Energies, LinearSolver, Rejection, Simulation, SolverError, StepBackend, StepHost, StepStats,
@@ -467,13 +468,15 @@ impl StepBackend for EmulatedStep {
         Ok((res, res.status == PcgStatus::NegativeCurvature))
     }
 
+    // The host vector operations are the CPU backend's (weft_solver::par).
     fn negate(&mut self, x: &Vec<f64>, out: &mut Vec<f64>) -> Result<(), HostError> {
-        out.iter_mut().zip(x).for_each(|(o, x)| *o = -x);
+        out.clone_from(x);
+        update(out, |_, x| -x);
         Ok(())
     }
 
     fn set_zero(&mut self, x: &mut Vec<f64>) -> Result<(), HostError> {
-        x.iter_mut().for_each(|x| *x = 0.0);
+        update(x, |_, _| 0.0);
         Ok(())
     }
 
@@ -484,28 +487,21 @@ impl StepBackend for EmulatedStep {
         dv: &Vec<f64>,
         out: &mut Vec<f64>,
     ) -> Result<(), HostError> {
-        for ((o, v), d) in out.iter_mut().zip(v).zip(dv) {
-            *o = v + alpha * d;
-        }
+        out.resize(v.len(), 0.0);
+        update(out, |i, _| v[i] + alpha * dv[i]);
         Ok(())
     }
 
     fn norm2(&mut self, x: &Vec<f64>) -> Result<f64, HostError> {
-        Ok(x.iter().map(|a| a * a).sum::<f64>().sqrt())
+        Ok(norm2(x))
     }
 
     fn inf_norm(&mut self, x: &Vec<f64>) -> Result<f64, HostError> {
-        Ok(x.iter().fold(0.0, |a, b| a.max(b.abs())))
+        Ok(inf_norm(x))
     }
 
     fn worst_node(&mut self, r: &Vec<f64>) -> Result<usize, HostError> {
-        let mut best = (-1.0, 0);
-        for (i, a) in r.iter().enumerate() {
-            if a.abs() > best.0 {
-                best = (a.abs(), i);
-            }
-        }
-        Ok(best.1 / 5)
+        Ok(worst_node(r))
     }
 
     fn first_non_finite(&mut self, x: &Vec<f64>) -> Result<Option<usize>, HostError> {
@@ -519,9 +515,8 @@ impl StepBackend for EmulatedStep {
         h: f64,
         out: &mut Vec<f64>,
     ) -> Result<(), HostError> {
-        for ((o, q), v) in out.iter_mut().zip(q_n).zip(v) {
-            *o = q + h * v;
-        }
+        out.clone_from(q_n);
+        update(out, |i, q| q + h * v[i]);
         Ok(())
     }
 

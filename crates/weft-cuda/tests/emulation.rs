@@ -24,12 +24,13 @@
 mod common;
 
 use common::{
-    flat, full_material, inputs, make_spd, mesh_scene, rel, scene, tie_scene, with_self_collision,
+    StepInputs, flat, full_material, inputs, make_spd, mesh_scene, rel, scene, tie_scene,
+    with_self_collision,
 };
 use nalgebra::{DMatrix, Vector3};
 use weft_cuda::emulate::{self, EmulatedOps};
 use weft_cuda::host;
-use weft_cuda::plan::{AssemblyPlan, colliders_at};
+use weft_cuda::plan::{AssemblyPlan, StepColliders, colliders_at};
 use weft_solver::pcg::{BlockJacobi, CpuOps, PcgStatus, pcg};
 
 fn skip() -> bool {
@@ -479,41 +480,7 @@ fn emulated_mesh_colliders_match_the_cpu_assembler() {
             "seed {seed}: mesh term of R relative error {e_term:.3e}"
         );
         worst_term = worst_term.max(e_term);
-        for exact in [false, true] {
-            a.exact_hessians = exact;
-            plan.exact_hessians = exact;
-            let mut res_cpu = vec![0.0; len];
-            let (e_cpu, _) = a.assemble(&s.q_n, &s.v_n, &s.v, s.h, &s.anchors, &mut res_cpu, true);
-            let mut res_emu = vec![0.0; len];
-            let mut vals = vec![[[0.0; 5]; 5]; plan.cols.len()];
-            let (e_emu, _) = emulate::assemble(
-                &plan,
-                &colliders,
-                &s.q_n,
-                &s.v_n,
-                &s.v,
-                s.h,
-                &s.anchors,
-                &mut res_emu,
-                &mut vals,
-                true,
-            )
-            .unwrap();
-            let errs = [
-                rel(&res_emu, &res_cpu),
-                rel(&flat(&vals), &flat(&a.matrix.values)),
-                rel(&[e_emu.elastic], &[e_cpu.elastic]),
-                rel(&[e_emu.dissipation_power], &[e_cpu.dissipation_power]),
-            ];
-            for (k, e) in errs.iter().enumerate() {
-                assert!(
-                    *e <= 1e-12,
-                    "seed {seed}, exact = {exact}: {} relative error {e:.3e}",
-                    ["residual", "matrix", "elastic", "dissipation"][k]
-                );
-                worst[k] = worst[k].max(*e);
-            }
-        }
+        assert_both_modes_match(&mut a, &mut plan, &colliders, &s, seed, &mut worst);
     }
     eprintln!(
         "mesh colliders, emulated kernels vs CPU assembler: worst relative errors residual \
@@ -602,40 +569,7 @@ fn emulated_self_collision_matches_the_cpu_assembler() {
             "seed {seed}: repulsion term relative error {e_term:.3e}"
         );
         worst_term = worst_term.max(e_term);
-        for exact in [false, true] {
-            a.exact_hessians = exact;
-            plan.exact_hessians = exact;
-            let mut res_cpu = vec![0.0; len];
-            let (e_cpu, _) = a.assemble(&s.q_n, &s.v_n, &s.v, s.h, &s.anchors, &mut res_cpu, true);
-            let mut res_emu = vec![0.0; len];
-            let (e_emu, _) = emulate::assemble(
-                &plan,
-                &colliders,
-                &s.q_n,
-                &s.v_n,
-                &s.v,
-                s.h,
-                &s.anchors,
-                &mut res_emu,
-                &mut vals,
-                true,
-            )
-            .unwrap();
-            let errs = [
-                rel(&res_emu, &res_cpu),
-                rel(&flat(&vals), &flat(&a.matrix.values)),
-                rel(&[e_emu.elastic], &[e_cpu.elastic]),
-                rel(&[e_emu.dissipation_power], &[e_cpu.dissipation_power]),
-            ];
-            for (k, e) in errs.iter().enumerate() {
-                assert!(
-                    *e <= 1e-12,
-                    "seed {seed}, exact = {exact}: {} relative error {e:.3e}",
-                    ["residual", "matrix", "elastic", "dissipation"][k]
-                );
-                worst[k] = worst[k].max(*e);
-            }
-        }
+        assert_both_modes_match(&mut a, &mut plan, &colliders, &s, seed, &mut worst);
     }
     eprintln!(
         "self-collision, emulated kernels vs CPU assembler: worst relative errors residual \
@@ -808,40 +742,7 @@ fn emulated_drag_and_attachments_match_the_cpu_assembler() {
             "seed {seed}: drag/attachment term relative error {e_term:.3e}"
         );
         worst_term = worst_term.max(e_term);
-        for exact in [false, true] {
-            a.exact_hessians = exact;
-            plan.exact_hessians = exact;
-            let mut res_cpu = vec![0.0; len];
-            let (e_cpu, _) = a.assemble(&s.q_n, &s.v_n, &s.v, s.h, &s.anchors, &mut res_cpu, true);
-            let mut res_emu = vec![0.0; len];
-            let (e_emu, _) = emulate::assemble(
-                &plan,
-                &colliders,
-                &s.q_n,
-                &s.v_n,
-                &s.v,
-                s.h,
-                &s.anchors,
-                &mut res_emu,
-                &mut vals,
-                true,
-            )
-            .unwrap();
-            let errs = [
-                rel(&res_emu, &res_cpu),
-                rel(&flat(&vals), &flat(&a.matrix.values)),
-                rel(&[e_emu.elastic], &[e_cpu.elastic]),
-                rel(&[e_emu.dissipation_power], &[e_cpu.dissipation_power]),
-            ];
-            for (k, e) in errs.iter().enumerate() {
-                assert!(
-                    *e <= 1e-12,
-                    "seed {seed}, exact = {exact}: {} relative error {e:.3e}",
-                    ["residual", "matrix", "elastic", "dissipation"][k]
-                );
-                worst[k] = worst[k].max(*e);
-            }
-        }
+        assert_both_modes_match(&mut a, &mut plan, &colliders, &s, seed, &mut worst);
     }
     eprintln!(
         "drag and attachments, emulated kernels vs CPU assembler: worst relative errors residual \
@@ -917,44 +818,61 @@ fn emulated_seam_ties_match_the_cpu_assembler() {
         worst_term = worst_term.max(e_term);
         (a.tie_stiffness, a.tie_damping) = (50.0, 0.01);
         (plan.tie_stiffness, plan.tie_damping) = (50.0, 0.01);
-        for exact in [false, true] {
-            a.exact_hessians = exact;
-            plan.exact_hessians = exact;
-            let mut res_cpu = vec![0.0; len];
-            let (e_cpu, _) = a.assemble(&s.q_n, &s.v_n, &s.v, s.h, &s.anchors, &mut res_cpu, true);
-            let mut res_emu = vec![0.0; len];
-            let (e_emu, _) = emulate::assemble(
-                &plan,
-                &colliders,
-                &s.q_n,
-                &s.v_n,
-                &s.v,
-                s.h,
-                &s.anchors,
-                &mut res_emu,
-                &mut vals,
-                true,
-            )
-            .unwrap();
-            let errs = [
-                rel(&res_emu, &res_cpu),
-                rel(&flat(&vals), &flat(&a.matrix.values)),
-                rel(&[e_emu.elastic], &[e_cpu.elastic]),
-                rel(&[e_emu.dissipation_power], &[e_cpu.dissipation_power]),
-            ];
-            for (k, e) in errs.iter().enumerate() {
-                assert!(
-                    *e <= 1e-12,
-                    "seed {seed}, exact = {exact}: {} relative error {e:.3e}",
-                    ["residual", "matrix", "elastic", "dissipation"][k]
-                );
-                worst[k] = worst[k].max(*e);
-            }
-        }
+        assert_both_modes_match(&mut a, &mut plan, &colliders, &s, seed, &mut worst);
     }
     eprintln!(
         "seam ties, emulated kernels vs CPU assembler: worst relative errors residual {:.2e}, \
          matrix {:.2e}, elastic {:.2e}, dissipation {:.2e}; tie term alone {worst_term:.2e}",
         worst[0], worst[1], worst[2], worst[3]
     );
+}
+
+/// Assembles `s` with the CPU assembler and with the emulated kernels, in
+/// both Hessian modes, and asserts that residual, matrix and energies agree
+/// to 1e-12 relative; the errors (residual, matrix, elastic, dissipation)
+/// are folded into `worst`.
+fn assert_both_modes_match(
+    a: &mut weft_solver::Assembler,
+    plan: &mut AssemblyPlan,
+    colliders: &StepColliders,
+    s: &StepInputs,
+    seed: u64,
+    worst: &mut [f64; 4],
+) {
+    let len = s.q_n.len();
+    for exact in [false, true] {
+        a.exact_hessians = exact;
+        plan.exact_hessians = exact;
+        let mut res_cpu = vec![0.0; len];
+        let (e_cpu, _) = a.assemble(&s.q_n, &s.v_n, &s.v, s.h, &s.anchors, &mut res_cpu, true);
+        let mut res_emu = vec![0.0; len];
+        let mut vals = vec![[[0.0; 5]; 5]; plan.cols.len()];
+        let (e_emu, _) = emulate::assemble(
+            plan,
+            colliders,
+            &s.q_n,
+            &s.v_n,
+            &s.v,
+            s.h,
+            &s.anchors,
+            &mut res_emu,
+            &mut vals,
+            true,
+        )
+        .unwrap();
+        let errs = [
+            rel(&res_emu, &res_cpu),
+            rel(&flat(&vals), &flat(&a.matrix.values)),
+            rel(&[e_emu.elastic], &[e_cpu.elastic]),
+            rel(&[e_emu.dissipation_power], &[e_cpu.dissipation_power]),
+        ];
+        for (k, e) in errs.iter().enumerate() {
+            assert!(
+                *e <= 1e-12,
+                "seed {seed}, exact = {exact}: {} relative error {e:.3e}",
+                ["residual", "matrix", "elastic", "dissipation"][k]
+            );
+            worst[k] = worst[k].max(*e);
+        }
+    }
 }

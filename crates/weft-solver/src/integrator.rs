@@ -38,7 +38,7 @@ use crate::assembly::{Assembler, Energies, Tie};
 use crate::bsr::B;
 use crate::cholesky::SparseCholesky;
 use crate::multigrid::{Hierarchy, Multigrid, MultigridOptions};
-use crate::par::{inf_norm, norm2, update};
+use crate::par::{inf_norm, norm2, update, worst_node};
 use crate::pcg::{BlockJacobi, CpuOps, PcgResult, PcgStatus, pcg};
 use crate::step::{StepBackend, StepHost};
 use nalgebra::Vector3;
@@ -987,14 +987,6 @@ impl StepBackend for CpuBackend {
     fn accepted(&mut self, _: &StepHost<'_>, _: &[f64]) -> Result<(), Self::Error> {
         Ok(())
     }
-}
-
-/// The node with the largest residual entry.
-fn worst_node(r: &[f64]) -> usize {
-    r.iter()
-        .enumerate()
-        .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
-        .map_or(0, |(i, _)| i / B)
 }
 
 fn mask(r: &mut [f64], free: &[f64]) {

@@ -80,3 +80,12 @@ pub fn advise_huge_pages<T>(v: &[T]) {
         }
     }
 }
+
+/// The node (5 DOFs per node) holding the entry of `r` largest in
+/// magnitude; 0 for an empty vector.
+pub fn worst_node(r: &[f64]) -> usize {
+    r.iter()
+        .enumerate()
+        .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
+        .map_or(0, |(i, _)| i / 5)
+}
