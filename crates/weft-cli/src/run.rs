@@ -219,6 +219,8 @@ pub fn run_scene(
         )?;
     }
     let (mut steps, mut newton_total, mut cg_total) = (0usize, 0usize, 0usize);
+    // Wall time in assemblies and in linear solves, over all steps.
+    let (mut assemblies, mut assembly_s, mut solve_s) = (0usize, 0.0f64, 0.0f64);
     for k in 1..=frames {
         let t_k = if k == frames {
             duration
@@ -230,6 +232,9 @@ pub fn run_scene(
             newton += st.newton_iterations;
             cg += st.cg_iterations;
             last_h = st.h;
+            assemblies += st.assemblies;
+            assembly_s += st.assembly_seconds;
+            solve_s += st.solve_seconds;
             bar.set_message(format!(
                 "t {:.4} s  h {:.1e} s  newton {}  cg {}",
                 s.t, st.h, st.newton_iterations, st.cg_iterations
@@ -295,7 +300,7 @@ pub fn run_scene(
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
         eprintln!(
-            "weft run: {duration} s simulated on {engine_name} in {steps} steps ({rejected} rejected{}), {:.1} Newton and {:.0} CG iterations per step, {:.2} s wall -> {}",
+            "weft run: {duration} s simulated on {engine_name} in {steps} steps ({rejected} rejected{}), {:.1} Newton and {:.0} CG iterations per step, {:.2} s wall ({assemblies} assemblies {assembly_s:.2} s, linear solves {solve_s:.2} s) -> {}",
             if reasons.is_empty() {
                 String::new()
             } else {

@@ -237,6 +237,18 @@ fn free_fall_is_exact() {
     let mut sim = Simulation::new(f, Vector3::new(0.0, -9.81, 0.0), settings, vec![]);
     let steps = sim.advance_to(0.05, |_, _| {}).unwrap();
     assert_eq!(steps.len(), 50);
+    // Free fall is linear: Newton reaches the round-off floor within a few
+    // iterations, and at the floor the line search does not backtrack, so a
+    // step assembles once per Newton iteration plus once at the start (the
+    // twelve halvings tried at the floor used to add up to 12 more).
+    for st in &steps {
+        assert!(st.newton_iterations <= 3, "{st:?}");
+        assert_eq!(st.assemblies, 1 + st.newton_iterations, "{st:?}");
+        assert!(
+            st.assembly_seconds > 0.0 && st.solve_seconds > 0.0,
+            "{st:?}"
+        );
+    }
     let s = sim.state();
     let nsteps = 50.0;
     let h = 1e-3;
