@@ -256,6 +256,18 @@ fn bench_json_has_the_design_record_layout() {
     assert_eq!(r["nodes"], 100);
     assert_eq!(r["dofs"], 500);
     assert!(r["spmv_gbps"].as_f64().unwrap() > 0.0 && r["copy_gbps"].as_f64().unwrap() > 0.0);
+    // The step's own peak (reset before the probe) holds at least the
+    // matrix and at most the process peak.
+    if let Some(step_peak) = r["step_peak_bytes_per_node"].as_f64() {
+        let matrix = r["matrix_bytes"].as_f64().unwrap() / 100.0;
+        let process = r["peak_bytes_per_node"].as_f64().unwrap();
+        assert!(
+            step_peak >= matrix && step_peak <= process,
+            "{step_peak} vs matrix {matrix}, process {process}"
+        );
+    } else {
+        eprintln!("NOTE: this kernel cannot reset the peak RSS; step peak not checked");
+    }
 }
 
 /// `weft doctor` never fails: it reports the driver/device and NVRTC state
