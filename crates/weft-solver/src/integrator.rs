@@ -13,10 +13,12 @@
 //! relative to the force scale `F` of the step (the largest nodal force at the
 //! start of the step, at least the gravity on the heaviest node, 1e-10 of the
 //! largest stretch stiffness `k_s` and 1e-12 N);
-//! or stagnation at the round-off floor (the full Newton step gives no
-//! decrease while the residual is within 1000x of the target, in which case
-//! the line search does not backtrack, or the update changes no velocity by
-//! more than 1e-12 of `|v|∞ + |g| h`).
+//! or stagnation at the round-off floor (the line search finds no decrease
+//! while the residual is within 1000x of the target, or the update changes no
+//! velocity by more than 1e-12 of `|v|∞ + |g| h`). When the residual is
+//! within 1000x of the target and the Newton update is below 1e-6 of
+//! `|v|∞ + |g| h`, a full step without decrease is taken as that
+//! stagnation at once, without backtracking.
 //!
 //! A step is rejected, and retried at `h/2`, when Newton does not converge
 //! within `newton_max_iterations` (naming the node with the largest
@@ -742,10 +744,13 @@ fn newton_step<S: StepBackend>(
         }
         // Backtracking line search on |R|₂: the largest α = 2^-k
         // (k ≤ 12) with sufficient decrease; none found rejects the step.
-        // Within 1000x of the target the residual is at the round-off floor
-        // of the forces: a full step without decrease means stagnation, and
+        // Within 1000x of the target and with a Newton update below 1e-6 of
+        // the velocity scale, the residual is at the round-off floor of the
+        // forces: a full step without decrease means stagnation, and
         // backtracking would only spend assemblies on round-off.
-        let near_floor = residual_inf <= 1e3 * settings.newton_tolerance * scale;
+        let v_scale = be.inf_norm(&v)? + gravity_norm * h + 1e-12;
+        let near_floor = residual_inf <= 1e3 * settings.newton_tolerance * scale
+            && be.inf_norm(&dv)? <= 1e-6 * v_scale;
         let mut alpha: f64 = 1.0;
         let mut stagnated = false;
         loop {
@@ -765,8 +770,12 @@ fn newton_step<S: StepBackend>(
             }
             alpha *= 0.5;
             if alpha < 1.0 / 4096.0 {
-                // No decrease along the Newton direction away from the
-                // round-off floor: reject.
+                // No decrease along the Newton direction: stagnation at
+                // round-off counts as converged, anything else rejects.
+                if residual_inf <= 1e3 * settings.newton_tolerance * scale {
+                    stagnated = true;
+                    break;
+                }
                 return Ok(Err(Rejection::LineSearch {
                     iteration: stats.newton_iterations,
                     residual: residual_inf,
