@@ -474,6 +474,11 @@ pub struct Downloads {
     pub reads: usize,
     /// The largest single read (bytes).
     pub largest: usize,
+    /// Bytes of those read by PCG (`8 (2 + 3 k)` per solve of `k`
+    /// iterations: `|b|²`, `rᵀz`, then `pᵀAp`, `|r|²`, `rᵀz` per iteration).
+    pub pcg_bytes: usize,
+    /// Bytes of those read as whole vectors (`40 n` B each).
+    pub vector_bytes: usize,
 }
 
 impl Downloads {
@@ -481,6 +486,11 @@ impl Downloads {
         self.bytes += bytes;
         self.reads += 1;
         self.largest = self.largest.max(bytes);
+    }
+
+    fn read_vector(&mut self, len: usize) {
+        self.read(8 * len);
+        self.vector_bytes += 8 * len;
     }
 }
 
@@ -555,8 +565,8 @@ impl StepBackend for EmulatedStep {
         h: f64,
     ) -> Result<Vec<f64>, HostError> {
         if needs_step_state(host.assembler) {
-            self.downloads.read(8 * q_n.len());
-            self.downloads.read(8 * v_n.len());
+            self.downloads.read_vector(q_n.len());
+            self.downloads.read_vector(v_n.len());
             host.assembler.begin_step(q_n, v_n, h, host.t + h);
         } else {
             host.assembler.begin_step(&[], &[], h, host.t + h);
@@ -621,6 +631,7 @@ impl StepBackend for EmulatedStep {
         for _ in 0..2 + 3 * res.iterations {
             self.downloads.read(8);
         }
+        self.downloads.pcg_bytes += 8 * (2 + 3 * res.iterations);
         Ok((res, res.status == PcgStatus::NegativeCurvature))
     }
 
@@ -670,7 +681,7 @@ impl StepBackend for EmulatedStep {
         self.downloads.read(8);
         let found = x.iter().position(|a| !a.is_finite());
         if found.is_some() {
-            self.downloads.read(8 * x.len());
+            self.downloads.read_vector(x.len());
         }
         Ok(found)
     }
@@ -688,7 +699,7 @@ impl StepBackend for EmulatedStep {
     }
 
     fn to_host<'v>(&mut self, x: &'v Vec<f64>) -> Result<Cow<'v, [f64]>, HostError> {
-        self.downloads.read(8 * x.len());
+        self.downloads.read_vector(x.len());
         Ok(Cow::Borrowed(x))
     }
 
