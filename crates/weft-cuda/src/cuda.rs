@@ -1377,7 +1377,11 @@ impl DeviceSystem<'_> {
     }
 
     /// Uploads the friction anchors (m, one per fabric anchor).
-    pub(crate) fn set_anchors(&mut self, anchors: &[f64]) -> Result<(), CudaError> {
+    ///
+    /// # Errors
+    /// [`CudaError::Length`] for a wrong length, [`CudaError::Driver`] when
+    /// the copy fails.
+    pub fn set_anchors(&mut self, anchors: &[f64]) -> Result<(), CudaError> {
         if anchors.is_empty() {
             return Ok(());
         }
@@ -1457,7 +1461,11 @@ impl DeviceSystem<'_> {
     }
 
     /// Uploads a host vector of `5 n` entries into a new device vector.
-    pub(crate) fn upload(&self, x: &[f64]) -> Result<CudaSlice<f64>, CudaError> {
+    ///
+    /// # Errors
+    /// [`CudaError::Length`] for a wrong length, [`CudaError::Driver`] when
+    /// the copy fails.
+    pub fn upload(&self, x: &[f64]) -> Result<CudaSlice<f64>, CudaError> {
         check_len("state", x.len(), self.len())?;
         Ok(self.backend.stream.clone_htod(x)?)
     }
@@ -1477,7 +1485,7 @@ impl DeviceSystem<'_> {
     /// # Errors
     /// [`CudaError::Length`] for a wrong length, [`CudaError::Driver`] when
     /// the copy fails.
-    pub(crate) fn set_strain_reference(&mut self, strains: &[f64]) -> Result<(), CudaError> {
+    pub fn set_strain_reference(&mut self, strains: &[f64]) -> Result<(), CudaError> {
         let nseg = self.seg_offsets.last().copied().unwrap_or(0);
         check_len("strain reference", strains.len(), nseg)?;
         if nseg == 0 {
@@ -1495,10 +1503,7 @@ impl DeviceSystem<'_> {
     ///
     /// # Errors
     /// [`CudaError::Driver`] when a launch or copy fails.
-    pub(crate) fn accept_segments(
-        &mut self,
-        q: &CudaSlice<f64>,
-    ) -> Result<AcceptScalars, CudaError> {
+    pub fn accept_segments(&mut self, q: &CudaSlice<f64>) -> Result<AcceptScalars, CudaError> {
         let nseg = self.seg_offsets.last().copied().unwrap_or(0);
         if nseg == 0 {
             return Ok(AcceptScalars::from_result([0.0, -1.0, 0.0]));
@@ -1542,7 +1547,7 @@ impl DeviceSystem<'_> {
 
     /// Makes the strains of the last [`DeviceSystem::accept_segments`] the
     /// strain reference (a buffer swap, no copy).
-    pub(crate) fn commit_strains(&mut self) {
+    pub fn commit_strains(&mut self) {
         std::mem::swap(&mut self.strain_ref, &mut self.strain_new);
     }
 
@@ -1551,7 +1556,7 @@ impl DeviceSystem<'_> {
     ///
     /// # Errors
     /// [`CudaError::Driver`] when the launch fails.
-    pub(crate) fn update_anchors(&mut self, q: &CudaSlice<f64>) -> Result<(), CudaError> {
+    pub fn update_anchors(&mut self, q: &CudaSlice<f64>) -> Result<(), CudaError> {
         if self.anchor_count == 0 {
             return Ok(());
         }
@@ -1583,7 +1588,7 @@ impl DeviceSystem<'_> {
     ///
     /// # Errors
     /// [`CudaError::Driver`] when a copy fails.
-    pub(crate) fn download_anchors_strains(&self) -> Result<(Vec<f64>, Vec<f64>), CudaError> {
+    pub fn download_anchors_strains(&self) -> Result<(Vec<f64>, Vec<f64>), CudaError> {
         let s = &self.backend.stream;
         let nseg = self.seg_offsets.last().copied().unwrap_or(0);
         let mut a = s.clone_dtoh(&self.anchors)?;

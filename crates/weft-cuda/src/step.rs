@@ -15,7 +15,10 @@
 //! (24 B), and an accepted step updates the strain reference and the
 //! anchors on the device (nothing read). Uploaded per step: the collider
 //! data of the step and the handle velocities (8 B per handle DOF, computed
-//! from the host mirror of the handle coordinates, [`HandleMirror`]).
+//! from a host mirror of the handle nodes' coordinates, kept exactly: a
+//! handle DOF is fixed in the Newton systems, so the device advances it by
+//! `q_n + h v_h` with the `v_h` the host wrote, and the host repeats that
+//! operation).
 //! `q`, `v`, the anchors and the strain reference are downloaded only by
 //! [`CudaSimulation::sync`], at the end of every
 //! [`CudaSimulation::advance_to`] (output frames).
