@@ -631,3 +631,124 @@ extern "C" __global__ void weft_max_abs(int n, const double* x, const unsigned* 
         part_idx[blockIdx.x] = si[0];
     }
 }
+
+// (value, index) ordering of the acceptance reduction: the larger value,
+// and of equal values the larger index (Iterator::max_by keeps the last of
+// equal maxima), so the result does not depend on the launch shape.
+__device__ __forceinline__ bool accept_better(double v, unsigned i, double bv, unsigned bi) {
+    return v > bv || (v == bv && i > bi);
+}
+
+// Acceptance checks of a converged step (Simulation::try_step_with), pass 1
+// over the `count` segments (seg_nodes: a, b per segment; seg_slot 3 or 4):
+// strain_new[e] = stretch strain at q; a segment with s_b <= s_a raises
+// first_bad[0] to at least count - e (atomicMax; 0 = none, so the first
+// failing segment is count - first_bad[0]); per block the (|strain_new -
+// strain_ref|, segment) maximum goes to part_val/part_idx (one per block,
+// blockDim.x <= 256).
+extern "C" __global__ void weft_accept_segments(int count, const unsigned* seg_nodes,
+                                                const int* seg_slot, const double* q,
+                                                const double* strain_ref, double* strain_new,
+                                                unsigned* first_bad, double* part_val,
+                                                unsigned* part_idx) {
+    __shared__ double sv[256];
+    __shared__ unsigned si[256];
+    double best = -1.0;
+    unsigned bi = 0;
+    for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < count; e += gridDim.x * blockDim.x) {
+        unsigned a = seg_nodes[2 * e], b = seg_nodes[2 * e + 1];
+        int k = seg_slot[e];
+        if (q[WEFT_B * (size_t)b + k] <= q[WEFT_B * (size_t)a + k])
+            atomicMax(first_bad, (unsigned)(count - e));
+        double st = segment_strain(q, a, b, k);
+        strain_new[e] = st;
+        double ch = fabs(st - strain_ref[e]);
+        if (accept_better(ch, (unsigned)e, best, bi)) {
+            best = ch;
+            bi = (unsigned)e;
+        }
+    }
+    sv[threadIdx.x] = best;
+    si[threadIdx.x] = bi;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s &&
+            accept_better(sv[threadIdx.x + s], si[threadIdx.x + s], sv[threadIdx.x], si[threadIdx.x])) {
+            sv[threadIdx.x] = sv[threadIdx.x + s];
+            si[threadIdx.x] = si[threadIdx.x + s];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        part_val[blockIdx.x] = sv[0];
+        part_idx[blockIdx.x] = si[0];
+    }
+}
+
+// Pass 2 (one block): reduces the `blocks` partials of pass 1 and writes the
+// three scalars the host reads back, result = [first_bad[0], largest strain
+// change, its segment] (the first and the last as doubles, exact below 2^53).
+extern "C" __global__ void weft_accept_finish(int blocks, const double* part_val,
+                                              const unsigned* part_idx,
+                                              const unsigned* first_bad, double* result) {
+    __shared__ double sv[256];
+    __shared__ unsigned si[256];
+    double best = -1.0;
+    unsigned bi = 0;
+    for (int i = threadIdx.x; i < blocks; i += blockDim.x) {
+        if (accept_better(part_val[i], part_idx[i], best, bi)) {
+            best = part_val[i];
+            bi = part_idx[i];
+        }
+    }
+    sv[threadIdx.x] = best;
+    si[threadIdx.x] = bi;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s &&
+            accept_better(sv[threadIdx.x + s], si[threadIdx.x + s], sv[threadIdx.x], si[threadIdx.x])) {
+            sv[threadIdx.x] = sv[threadIdx.x + s];
+            si[threadIdx.x] = si[threadIdx.x + s];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        result[0] = (double)first_bad[0];
+        result[1] = sv[0];
+        result[2] = (double)si[0];
+    }
+}
+
+// Friction-anchor update after an accepted step (Assembler::update_anchors),
+// one thread per anchor k (node anchor_node[k], slot anchor_slot[k],
+// material anchor_material[k]; skipped when its k_f is 0). The crossing's
+// normal force comes from the mean tensions and chords of the node's warp
+// and weft yarns (neighbours anchor_nbrs[4k..4k+4]: warp previous, warp
+// next, weft previous, weft next; yarn materials anchor_yarn_material[2k],
+// [2k+1], 0xffffffff when the node is not on both families: force = floor),
+// crimp side anchor_side[k]; anchors[k] (m) is updated in place.
+extern "C" __global__ void weft_update_anchors(int count, const unsigned* anchor_node,
+                                               const int* anchor_slot,
+                                               const unsigned* anchor_material,
+                                               const unsigned* anchor_nbrs,
+                                               const unsigned* anchor_yarn_material,
+                                               const double* anchor_side,
+                                               const GpuMaterial* materials, double floor,
+                                               const double* q, double* anchors) {
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= count) return;
+    const GpuMaterial mp = materials[anchor_material[k]];
+    if (mp.k_f == 0.0) return;
+    unsigned node = anchor_node[k];
+    double fn = floor;
+    unsigned mw = anchor_yarn_material[2 * k], mf = anchor_yarn_material[2 * k + 1];
+    if (mw != 0xffffffffu && mf != 0xffffffffu) {
+        const unsigned* nb = anchor_nbrs + 4 * (size_t)k;
+        double tw, lw, tf, lf;
+        yarn_tension_at(q, nb[0], node, nb[1], 3, materials[mw].k_s, &tw, &lw);
+        yarn_tension_at(q, nb[2], node, nb[3], 4, materials[mf].k_s, &tf, &lf);
+        fn = plain_crossing_normal_force(tw, lw, tf, lf, anchor_side[k], mp.radius, floor);
+    }
+    double s = q[WEFT_B * (size_t)node + anchor_slot[k]];
+    anchors[k] = anchor_update(s, anchors[k], mp.k_f, mp.mu, fn);
+}

@@ -1006,6 +1006,70 @@ WEFT_HD double anchor_update(double s, double anchor, double k_f, double mu, dou
 }
 
 // ===========================================================================
+// Acceptance of a step and the friction-anchor update (integrator.rs
+// stretch_strains / try_step_with, assembly.rs Assembler::update_anchors,
+// friction.rs). Node DOFs (x, y, z, u, v); q the 5 n coordinates.
+// ===========================================================================
+
+// Stretch strain |x_b - x_a| / (s_b - s_a) - 1 of the segment from node a to
+// node b, s the arc-length coordinate in `slot` (3 warp u, 4 weft v).
+WEFT_HD double segment_strain(const double* q, unsigned a, unsigned b, int slot) {
+    const double* qa = q + 5 * (size_t)a;
+    const double* qb = q + 5 * (size_t)b;
+    double dx = qb[0] - qa[0], dy = qb[1] - qa[1], dz = qb[2] - qa[2];
+    return sqrt(dx * dx + dy * dy + dz * dz) / (qb[slot] - qa[slot]) - 1.0;
+}
+
+// Mean tension k_s (|dx|/du - 1) (N) and mean chord |dx| (m) of the (up to
+// two) segments of one yarn at `node`: prev..node and node..next, skipped
+// where prev/next is 0xffffffff (the yarn ends); both 0 without a segment.
+WEFT_HD void yarn_tension_at(const double* q, unsigned prev, unsigned node, unsigned next,
+                             int slot, double k_s, double* tension, double* chord) {
+    double t = 0.0, l = 0.0, c = 0.0;
+    unsigned ends[2][2] = {{prev, node}, {node, next}};
+    for (int p = 0; p < 2; ++p) {
+        unsigned na = ends[p][0], nb = ends[p][1];
+        if (na == 0xffffffffu || nb == 0xffffffffu) continue;
+        const double* qa = q + 5 * (size_t)na;
+        const double* qb = q + 5 * (size_t)nb;
+        double dx = qb[0] - qa[0], dy = qb[1] - qa[1], dz = qb[2] - qa[2];
+        double len = sqrt(dx * dx + dy * dy + dz * dz);
+        double du = qb[slot] - qa[slot];
+        t += k_s * (len / du - 1.0);
+        l += len;
+        c += 1.0;
+    }
+    double cc = c > 1.0 ? c : 1.0;
+    *tension = t / cc;
+    *chord = l / cc;
+}
+
+// friction::yarn_normal_pull: P = max(-o T (d_out - d_in).n, 0) of a yarn
+// with tension T (< 0 counts as 0), normal offsets op, o, on (units of the
+// radius R, m) of the previous crossing, this one and the next, chords
+// l_in, l_out (m) to them.
+WEFT_HD double yarn_normal_pull(double tension, double op, double o, double on, double l_in,
+                                double l_out, double radius) {
+    double t = fmax(tension, 0.0);
+    double yi = radius * (o - op), yo = radius * (on - o);
+    double din_y = yi / sqrt(l_in * l_in + yi * yi);
+    double dout_y = yo / sqrt(l_out * l_out + yo * yo);
+    return fmax(-o * t * (dout_y - din_y), 0.0);
+}
+
+// friction::crossing_normal_force of a plain-weave crossing as
+// Assembler::update_anchors builds it: warp with tension tw and mean chord
+// lw on side `side` (+-1), weft with tf, lf on -side (chords floored at
+// 1e-12 m), radius R (m) of the anchor's material; at least `floor` (N).
+WEFT_HD double plain_crossing_normal_force(double tw, double lw, double tf, double lf,
+                                           double side, double radius, double floor) {
+    double lw1 = fmax(lw, 1e-12), lf1 = fmax(lf, 1e-12);
+    double pw = yarn_normal_pull(tw, -side, side, -side, lw1, lw1, radius);
+    double pf = yarn_normal_pull(tf, side, -side, side, lf1, lf1, radius);
+    return fmax(0.5 * (pw + pf), floor);
+}
+
+// ===========================================================================
 // Gravity (gravity.rs): q = [x_a, s_a, x_b, s_b], V = -rho_l du g.(x_a+x_b)/2
 // with g the acceleration vector (m/s^2).
 // ===========================================================================

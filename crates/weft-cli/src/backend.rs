@@ -138,7 +138,10 @@ impl<'b> Engine<'b> {
         }
     }
 
-    /// Advances to `t_end` (s) with adaptive steps.
+    /// Advances to `t_end` (s) with adaptive steps. On CUDA the state stays
+    /// on the device during the call: `on_step` sees the current time and
+    /// step statistics but `q`, `v` and the anchors of the last sync, and
+    /// the whole state is synced into the host simulation at the end.
     ///
     /// # Errors
     /// As `Simulation::advance_to`, plus device failures.

@@ -20,6 +20,11 @@ static thread_local weft_emu_dim3 gridDim = {1, 1, 1};
 inline void __syncthreads() {}
 // With one thread per block no other lane exists: the shuffle reads zero.
 inline double __shfl_down_sync(unsigned, double, int) { return 0.0; }
+inline unsigned atomicMax(unsigned* p, unsigned v) {
+    unsigned old = *p;
+    if (v > old) *p = v;
+    return old;
+}
 inline double atomicAdd(double* p, double v) {
     double old = *p;
     *p += v;

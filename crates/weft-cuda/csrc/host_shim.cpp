@@ -131,6 +131,25 @@ double weft_anchor_update(double s, double anchor, double k, double mu, double f
     return anchor_update(s, anchor, k, mu, fn);
 }
 
+double weft_segment_strain(const double* q, unsigned a, unsigned b, int slot) {
+    return segment_strain(q, a, b, slot);
+}
+
+void weft_yarn_tension_at(const double* q, unsigned prev, unsigned node, unsigned next, int slot,
+                          double k_s, double* tension, double* chord) {
+    yarn_tension_at(q, prev, node, next, slot, k_s, tension, chord);
+}
+
+double weft_yarn_normal_pull(double t, double op, double o, double on, double l_in, double l_out,
+                             double radius) {
+    return yarn_normal_pull(t, op, o, on, l_in, l_out, radius);
+}
+
+double weft_plain_crossing_normal_force(double tw, double lw, double tf, double lf, double side,
+                                        double radius, double floor) {
+    return plain_crossing_normal_force(tw, lw, tf, lf, side, radius, floor);
+}
+
 void weft_gravity(const double* q, double rho_l, const double* gv, double* e, double* g,
                   double* h) {
     gravity_potential(q, rho_l, gv, e, g, h);

@@ -21,7 +21,7 @@ use crate::host::GpuCollider;
 use crate::kernels::{ASSEMBLY, PCG};
 use crate::nvrtc::{self, NvrtcError};
 use crate::plan::StepColliders;
-use crate::plan::{AssemblyPlan, GpuMaterial, energies_from};
+use crate::plan::{AcceptScalars, AssemblyPlan, GpuMaterial, energies_from};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchConfig,
     PushKernelArg,
@@ -211,6 +211,19 @@ pub struct DeviceSystem<'b> {
     anchor_node: CudaSlice<u32>,
     anchor_slot: CudaSlice<i32>,
     anchor_material: CudaSlice<u32>,
+    /// Anchor-update index arrays ([`AssemblyPlan::anchor_nbrs`], ...).
+    anchor_nbrs: CudaSlice<u32>,
+    anchor_yarn_material: CudaSlice<u32>,
+    anchor_side: CudaSlice<f64>,
+    normal_force_floor: f64,
+    /// Strain reference of the acceptance check (one per segment) and the
+    /// strains of the last checked step (swapped in on acceptance).
+    strain_ref: CudaSlice<f64>,
+    strain_new: CudaSlice<f64>,
+    /// `count - e` of the first segment out of arc-length order (atomicMax).
+    first_bad: CudaSlice<u32>,
+    /// `[first_bad, largest strain change, its segment]`, read back (24 B).
+    accept_result: CudaSlice<f64>,
     node_radius: CudaSlice<f64>,
     point_mass: CudaSlice<f64>,
     node_alpha: CudaSlice<f64>,
@@ -378,6 +391,14 @@ impl<'b> DeviceSystem<'b> {
             anchor_node: s.clone_htod(&up_u(&plan.anchor_node))?,
             anchor_slot: s.clone_htod(&nonempty(&plan.anchor_slot))?,
             anchor_material: s.clone_htod(&up_u(&plan.anchor_material))?,
+            anchor_nbrs: s.clone_htod(&up_u(&plan.anchor_nbrs))?,
+            anchor_yarn_material: s.clone_htod(&up_u(&plan.anchor_yarn_material))?,
+            anchor_side: s.clone_htod(&nonempty(&plan.anchor_side))?,
+            normal_force_floor: plan.normal_force_floor,
+            strain_ref: s.alloc_zeros(nseg.max(1))?,
+            strain_new: s.alloc_zeros(nseg.max(1))?,
+            first_bad: s.alloc_zeros(1)?,
+            accept_result: s.alloc_zeros(3)?,
             node_radius: s.clone_htod(&plan.node_radius)?,
             point_mass: s.clone_htod(&plan.point_mass)?,
             node_alpha: s.clone_htod(&plan.node_alpha)?,
@@ -1356,7 +1377,11 @@ impl DeviceSystem<'_> {
     }
 
     /// Uploads the friction anchors (m, one per fabric anchor).
-    pub(crate) fn set_anchors(&mut self, anchors: &[f64]) -> Result<(), CudaError> {
+    ///
+    /// # Errors
+    /// [`CudaError::Length`] for a wrong length, [`CudaError::Driver`] when
+    /// the copy fails.
+    pub fn set_anchors(&mut self, anchors: &[f64]) -> Result<(), CudaError> {
         if anchors.is_empty() {
             return Ok(());
         }
@@ -1436,7 +1461,11 @@ impl DeviceSystem<'_> {
     }
 
     /// Uploads a host vector of `5 n` entries into a new device vector.
-    pub(crate) fn upload(&self, x: &[f64]) -> Result<CudaSlice<f64>, CudaError> {
+    ///
+    /// # Errors
+    /// [`CudaError::Length`] for a wrong length, [`CudaError::Driver`] when
+    /// the copy fails.
+    pub fn upload(&self, x: &[f64]) -> Result<CudaSlice<f64>, CudaError> {
         check_len("state", x.len(), self.len())?;
         Ok(self.backend.stream.clone_htod(x)?)
     }
@@ -1446,5 +1475,126 @@ impl DeviceSystem<'_> {
     /// Uploads a host buffer of any length (benchmark buffers).
     pub(crate) fn upload_raw(&self, x: &[f64]) -> Result<CudaSlice<f64>, CudaError> {
         Ok(self.backend.stream.clone_htod(x)?)
+    }
+}
+
+impl DeviceSystem<'_> {
+    /// Uploads the strain reference of the acceptance check (one stretch
+    /// strain per segment, `Simulation::strain_reference`; once).
+    ///
+    /// # Errors
+    /// [`CudaError::Length`] for a wrong length, [`CudaError::Driver`] when
+    /// the copy fails.
+    pub fn set_strain_reference(&mut self, strains: &[f64]) -> Result<(), CudaError> {
+        let nseg = self.seg_offsets.last().copied().unwrap_or(0);
+        check_len("strain reference", strains.len(), nseg)?;
+        if nseg == 0 {
+            return Ok(());
+        }
+        Ok(self
+            .backend
+            .stream
+            .memcpy_htod(strains, &mut self.strain_ref)?)
+    }
+
+    /// The acceptance checks of `q` (`5 n`) on the device
+    /// (`weft_accept_segments`, `weft_accept_finish`): the new strains stay
+    /// on the device; three scalars (24 B) are read back.
+    ///
+    /// # Errors
+    /// [`CudaError::Driver`] when a launch or copy fails.
+    pub fn accept_segments(&mut self, q: &CudaSlice<f64>) -> Result<AcceptScalars, CudaError> {
+        let nseg = self.seg_offsets.last().copied().unwrap_or(0);
+        if nseg == 0 {
+            return Ok(AcceptScalars::from_result([0.0, -1.0, 0.0]));
+        }
+        let b = self.backend;
+        let s = &b.stream;
+        let cfg = reduction_grid(nseg);
+        let blocks = cfg.grid_dim.0 as i32;
+        let n = nseg as i32;
+        s.memset_zeros(&mut self.first_bad)?;
+        // SAFETY: signatures of weft_accept_segments / weft_accept_finish;
+        // seg arrays and strain buffers hold nseg entries, partial/part_idx
+        // at least `blocks` (≤ MAX_REDUCTION_BLOCKS), result 3.
+        unsafe {
+            s.launch_builder(b.f("weft_accept_segments"))
+                .arg(&n)
+                .arg(&self.seg[0])
+                .arg(&self.seg_slot)
+                .arg(q)
+                .arg(&self.strain_ref)
+                .arg(&mut self.strain_new)
+                .arg(&mut self.first_bad)
+                .arg(&mut self.partial)
+                .arg(&mut self.part_idx)
+                .launch(cfg)?;
+            s.launch_builder(b.f("weft_accept_finish"))
+                .arg(&blocks)
+                .arg(&self.partial)
+                .arg(&self.part_idx)
+                .arg(&self.first_bad)
+                .arg(&mut self.accept_result)
+                .launch(LaunchConfig {
+                    grid_dim: (1, 1, 1),
+                    block_dim: (THREADS, 1, 1),
+                    shared_mem_bytes: 0,
+                })?;
+        }
+        let r = s.clone_dtoh(&self.accept_result)?;
+        Ok(AcceptScalars::from_result([r[0], r[1], r[2]]))
+    }
+
+    /// Makes the strains of the last [`DeviceSystem::accept_segments`] the
+    /// strain reference (a buffer swap, no copy).
+    pub fn commit_strains(&mut self) {
+        std::mem::swap(&mut self.strain_ref, &mut self.strain_new);
+    }
+
+    /// Updates the friction anchors on the device from `q`
+    /// (`weft_update_anchors`; nothing crosses the bus).
+    ///
+    /// # Errors
+    /// [`CudaError::Driver`] when the launch fails.
+    pub fn update_anchors(&mut self, q: &CudaSlice<f64>) -> Result<(), CudaError> {
+        if self.anchor_count == 0 {
+            return Ok(());
+        }
+        let b = self.backend;
+        let count = self.anchor_count as i32;
+        // SAFETY: signature of weft_update_anchors; the anchor arrays hold
+        // anchor_count (x4, x2) entries, q 5 n.
+        unsafe {
+            b.stream
+                .launch_builder(b.f("weft_update_anchors"))
+                .arg(&count)
+                .arg(&self.anchor_node)
+                .arg(&self.anchor_slot)
+                .arg(&self.anchor_material)
+                .arg(&self.anchor_nbrs)
+                .arg(&self.anchor_yarn_material)
+                .arg(&self.anchor_side)
+                .arg(&self.materials)
+                .arg(&self.normal_force_floor)
+                .arg(q)
+                .arg(&mut self.anchors)
+                .launch(grid(self.anchor_count))?;
+        }
+        Ok(())
+    }
+
+    /// The friction anchors (m) and the strain reference on the host (for
+    /// a sync of the host simulation).
+    ///
+    /// # Errors
+    /// [`CudaError::Driver`] when a copy fails.
+    pub fn download_anchors_strains(&self) -> Result<(Vec<f64>, Vec<f64>), CudaError> {
+        let s = &self.backend.stream;
+        let nseg = self.seg_offsets.last().copied().unwrap_or(0);
+        let mut a = s.clone_dtoh(&self.anchors)?;
+        a.truncate(self.anchor_count);
+        let mut e = s.clone_dtoh(&self.strain_ref)?;
+        e.truncate(nseg);
+        Ok((a, e))
     }
 }

@@ -20,7 +20,7 @@
 )]
 
 use crate::host::{GpuCollider, HostError};
-use crate::plan::{AssemblyPlan, GpuMaterial, StepColliders, energies_from};
+use crate::plan::{AcceptScalars, AssemblyPlan, GpuMaterial, StepColliders, energies_from};
 use std::cell::RefCell;
 use weft_solver::Energies;
 use weft_solver::assembly::StrainPeak;
@@ -197,6 +197,37 @@ mod ffi {
             energies: *mut f64,
         );
         pub fn weft_advance(n: i32, q_n: *const f64, v: *const f64, h: f64, q: *mut f64);
+        pub fn weft_accept_segments(
+            count: i32,
+            seg_nodes: *const u32,
+            seg_slot: *const i32,
+            q: *const f64,
+            strain_ref: *const f64,
+            strain_new: *mut f64,
+            first_bad: *mut u32,
+            part_val: *mut f64,
+            part_idx: *mut u32,
+        );
+        pub fn weft_accept_finish(
+            blocks: i32,
+            part_val: *const f64,
+            part_idx: *const u32,
+            first_bad: *const u32,
+            result: *mut f64,
+        );
+        pub fn weft_update_anchors(
+            count: i32,
+            anchor_node: *const u32,
+            anchor_slot: *const i32,
+            anchor_material: *const u32,
+            anchor_nbrs: *const u32,
+            anchor_yarn_material: *const u32,
+            anchor_side: *const f64,
+            materials: *const GpuMaterial,
+            floor: f64,
+            q: *const f64,
+            anchors: *mut f64,
+        );
         pub fn weft_max_abs(
             n: i32,
             x: *const f64,
@@ -613,6 +644,117 @@ pub fn assemble(
             };
         }
         Ok((energies_from(&en), peak))
+    }
+}
+
+/// Blocks of the emulated acceptance reduction: one per element up to
+/// 1024, so that several partials are reduced as on the device.
+#[cfg(weft_host_shim)]
+fn accept_blocks(count: usize) -> usize {
+    count.clamp(1, 1024)
+}
+
+/// The acceptance kernels (`weft_accept_segments`, `weft_accept_finish`)
+/// run on the host over the plan's segments at the coordinates `q` (`5 n`,
+/// m) against the strain reference `strain_ref` (one per segment); the new
+/// strains go to `strain_new`.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the host build.
+///
+/// # Panics
+/// When a slice length does not match the plan.
+pub fn accept_segments(
+    plan: &AssemblyPlan,
+    q: &[f64],
+    strain_ref: &[f64],
+    strain_new: &mut [f64],
+) -> Result<AcceptScalars, HostError> {
+    let nseg = plan.seg_slot.len();
+    assert_eq!(q.len(), 5 * plan.nodes);
+    assert!(strain_ref.len() == nseg && strain_new.len() == nseg);
+    #[cfg(not(weft_host_shim))]
+    {
+        unavailable()
+    }
+    #[cfg(weft_host_shim)]
+    {
+        let blocks = accept_blocks(nseg);
+        let mut first_bad = [0u32];
+        let mut pv = vec![0.0; blocks];
+        let mut pi = vec![0u32; blocks];
+        launch!(
+            weft_emu_assembly_block,
+            blocks,
+            ffi::weft_accept_segments(
+                nseg as i32,
+                plan.seg_nodes.as_ptr(),
+                plan.seg_slot.as_ptr(),
+                q.as_ptr(),
+                strain_ref.as_ptr(),
+                strain_new.as_mut_ptr(),
+                first_bad.as_mut_ptr(),
+                pv.as_mut_ptr(),
+                pi.as_mut_ptr(),
+            )
+        );
+        let mut result = [0.0; 3];
+        launch!(
+            weft_emu_assembly_block,
+            1,
+            ffi::weft_accept_finish(
+                blocks as i32,
+                pv.as_ptr(),
+                pi.as_ptr(),
+                first_bad.as_ptr(),
+                result.as_mut_ptr(),
+            )
+        );
+        Ok(AcceptScalars::from_result(result))
+    }
+}
+
+/// The friction-anchor update kernel (`weft_update_anchors`) run on the
+/// host: `anchors` (m, one per plan anchor) updated in place from the
+/// coordinates `q` (`5 n`), as `Assembler::update_anchors`.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the host build.
+///
+/// # Panics
+/// When a slice length does not match the plan.
+pub fn update_anchors(
+    plan: &AssemblyPlan,
+    q: &[f64],
+    anchors: &mut [f64],
+) -> Result<(), HostError> {
+    let na = plan.anchor_node.len();
+    assert_eq!(q.len(), 5 * plan.nodes);
+    assert_eq!(anchors.len(), na);
+    #[cfg(not(weft_host_shim))]
+    {
+        unavailable()
+    }
+    #[cfg(weft_host_shim)]
+    {
+        launch!(
+            weft_emu_assembly_block,
+            na,
+            ffi::weft_update_anchors(
+                na as i32,
+                plan.anchor_node.as_ptr(),
+                plan.anchor_slot.as_ptr(),
+                plan.anchor_material.as_ptr(),
+                plan.anchor_nbrs.as_ptr(),
+                plan.anchor_yarn_material.as_ptr(),
+                plan.anchor_side.as_ptr(),
+                plan.materials.as_ptr(),
+                plan.normal_force_floor,
+                q.as_ptr(),
+                anchors.as_mut_ptr(),
+            )
+        );
+        Ok(())
     }
 }
 

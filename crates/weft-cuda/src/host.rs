@@ -262,6 +262,35 @@ mod ffi {
         );
         pub fn weft_anchor_elastic(k: f64, s: f64, a: f64, e: *mut f64, g: *mut f64, h: *mut f64);
         pub fn weft_anchor_update(s: f64, a: f64, k: f64, mu: f64, fn_: f64) -> f64;
+        pub fn weft_segment_strain(q: *const f64, a: u32, b: u32, slot: i32) -> f64;
+        pub fn weft_yarn_tension_at(
+            q: *const f64,
+            prev: u32,
+            node: u32,
+            next: u32,
+            slot: i32,
+            k_s: f64,
+            t: *mut f64,
+            l: *mut f64,
+        );
+        pub fn weft_yarn_normal_pull(
+            t: f64,
+            op: f64,
+            o: f64,
+            on: f64,
+            l_in: f64,
+            l_out: f64,
+            radius: f64,
+        ) -> f64;
+        pub fn weft_plain_crossing_normal_force(
+            tw: f64,
+            lw: f64,
+            tf: f64,
+            lf: f64,
+            side: f64,
+            radius: f64,
+            floor: f64,
+        ) -> f64;
         pub fn weft_gravity(
             q: *const f64,
             rho: f64,
@@ -889,4 +918,104 @@ pub fn segment_repulsion(
         );
         (hit != 0).then_some(r)
     })
+}
+
+/// Stretch strain `|x_b - x_a|/(s_b - s_a) - 1` of the segment from node
+/// `a` to node `b` at the coordinates `q` (`5 n`, m), `s` in `slot` (3
+/// warp `u`, 4 weft `v`), from `segment_strain` of the kernel headers (the
+/// acceptance kernel's strain).
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+///
+/// # Panics
+/// When `a` or `b` is not a node of `q` or `slot` is not 3 or 4.
+pub fn segment_strain(q: &[f64], a: usize, b: usize, slot: usize) -> Result<f64, HostError> {
+    assert!(5 * a.max(b) + 5 <= q.len() && (slot == 3 || slot == 4));
+    shim!(ffi::weft_segment_strain(
+        q.as_ptr(),
+        a as u32,
+        b as u32,
+        slot as i32
+    ))
+}
+
+/// Mean tension `k_s (|Δx|/Δs - 1)` (N) and mean chord `|Δx|` (m) of the
+/// segments `prev..node` and `node..next` of a yarn (`None`: the yarn ends
+/// there), `s` in `slot`, from `yarn_tension_at` of the kernel headers
+/// (the anchor-update kernel's tension, `Assembler::update_anchors`).
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+///
+/// # Panics
+/// When a node is not in `q` or `slot` is not 3 or 4.
+pub fn yarn_tension_at(
+    q: &[f64],
+    prev: Option<usize>,
+    node: usize,
+    next: Option<usize>,
+    slot: usize,
+    k_s: f64,
+) -> Result<(f64, f64), HostError> {
+    let top = prev.unwrap_or(0).max(node).max(next.unwrap_or(0));
+    assert!(5 * top + 5 <= q.len() && (slot == 3 || slot == 4));
+    let idx = |n: Option<usize>| n.map_or(u32::MAX, |n| n as u32);
+    let (mut t, mut l) = (0.0, 0.0);
+    shim!(ffi::weft_yarn_tension_at(
+        q.as_ptr(),
+        idx(prev),
+        node as u32,
+        idx(next),
+        slot as i32,
+        k_s,
+        &mut t,
+        &mut l
+    ))
+    .map(|()| (t, l))
+}
+
+/// `friction::yarn_normal_pull` (N) of a yarn with tension `t` (N), normal
+/// offsets `sides` (units of `radius`) and chords `segments` (m), from the
+/// kernel headers.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn yarn_normal_pull(
+    t: f64,
+    sides: [f64; 3],
+    segments: [f64; 2],
+    radius: f64,
+) -> Result<f64, HostError> {
+    shim!(ffi::weft_yarn_normal_pull(
+        t,
+        sides[0],
+        sides[1],
+        sides[2],
+        segments[0],
+        segments[1],
+        radius
+    ))
+}
+
+/// The crossing normal force (N) of `Assembler::update_anchors`: warp
+/// tension `tw` (N) and mean chord `lw` (m) on crimp side `side` (`±1`),
+/// weft `tf`, `lf` on `-side`, yarn radius `radius` (m), at least `floor`
+/// (N), from `plain_crossing_normal_force` of the kernel headers.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+#[allow(clippy::too_many_arguments)]
+pub fn plain_crossing_normal_force(
+    tw: f64,
+    lw: f64,
+    tf: f64,
+    lf: f64,
+    side: f64,
+    radius: f64,
+    floor: f64,
+) -> Result<f64, HostError> {
+    shim!(ffi::weft_plain_crossing_normal_force(
+        tw, lw, tf, lf, side, radius, floor
+    ))
 }

@@ -54,6 +54,9 @@ pub const ASSEMBLY: KernelSource = KernelSource {
         "weft_assemble_point_masses",
         "weft_advance",
         "weft_max_abs",
+        "weft_accept_segments",
+        "weft_accept_finish",
+        "weft_update_anchors",
     ],
 };
 

@@ -36,7 +36,23 @@
 //!   (the Cholesky
 //!   preconditioner); [`step::EmulatedStep`] runs the same step with the
 //!   kernels executed on the host (tests/step.rs: trajectory parity with the
-//!   CPU without a GPU).
+//!   CPU without a GPU, rejections, anchors, and the bytes read back per
+//!   step, [`step::Downloads`]).
+//!
+//! Bus traffic of the device step: the whole Newton/PCG loop of a step,
+//! the acceptance checks (arc-length order, strain jumps: kernels
+//! `weft_accept_segments`/`weft_accept_finish`, 3 scalars = 24 B read back)
+//! and the friction-anchor update (`weft_update_anchors`) run on the
+//! device; the state, the anchors and the strain reference are uploaded
+//! once and downloaded only by [`step::CudaSimulation::sync`] (at the end
+//! of every [`step::CudaSimulation::advance_to`], i.e. at output frames).
+//! Per step only scalars are read back (energies, norms, PCG scalars) and
+//! the step's collider data and handle velocities uploaded. **The one
+//! remaining per-step download of whole vectors**: with triangle-mesh
+//! colliders or self-collision, `q_n` and `v_n` (`80 n` B) are downloaded
+//! once per step attempt, because `weft_solver::Assembler::begin_step`
+//! takes the mesh colliders' tangent planes and finds the self-collision
+//! pairs on the host (BVH queries), which are then uploaded.
 //! - [`mod@bench`]: the device rows of `weft bench --backend cuda`.
 //!
 //! **Not yet run on a GPU**: no kernel of this crate has been launched on a

@@ -123,6 +123,9 @@ pub(crate) fn energies_from(en: &[f64]) -> Energies {
     }
 }
 
+/// "No node" (and "no material") in the plan's `u32` index arrays.
+pub const NO_NODE: u32 = u32::MAX;
+
 /// Everything the assembly and PCG kernels read that does not change during
 /// a run (see the module docs). Index arrays are `u32`, slots `i32`.
 #[derive(Clone, Debug, PartialEq)]
@@ -180,6 +183,22 @@ pub struct AssemblyPlan {
     pub anchor_slot: Vec<i32>,
     /// Anchor materials.
     pub anchor_material: Vec<u32>,
+    /// Per anchor, the neighbours of its node along its warp and its weft
+    /// yarn, 4 each: warp previous, warp next, weft previous, weft next
+    /// (global node indices, [`NO_NODE`] where the yarn ends or the node
+    /// has no yarn of that family). Precomputed here (the first position
+    /// of the node on the yarn, as `Assembler::update_anchors` takes it) so
+    /// that the anchor-update kernel needs no search.
+    pub anchor_nbrs: Vec<u32>,
+    /// Per anchor, the materials of its node's warp and weft yarns (2 each,
+    /// whose `k_s` gives the yarn tensions), or [`NO_NODE`] twice when the
+    /// node is not on a yarn of both families (normal force = the floor).
+    pub anchor_yarn_material: Vec<u32>,
+    /// Per anchor, the crimp side of its node (`fabric.crimp`, `±1`).
+    pub anchor_side: Vec<f64>,
+    /// The floor of the crossing normal force (N),
+    /// `weft_potentials::friction::MIN_NORMAL_FORCE`.
+    pub normal_force_floor: f64,
     /// Yarn radius per node (m), for collider offsets.
     pub node_radius: Vec<f64>,
     /// Lumped point mass per node (kg).
@@ -292,6 +311,10 @@ impl AssemblyPlan {
             anchor_node: Vec::new(),
             anchor_slot: Vec::new(),
             anchor_material: Vec::new(),
+            anchor_nbrs: Vec::new(),
+            anchor_yarn_material: Vec::new(),
+            anchor_side: Vec::new(),
+            normal_force_floor: weft_potentials::friction::MIN_NORMAL_FORCE,
             node_radius: (0..n)
                 .map(|i| {
                     f.node_yarns[i][0]
@@ -376,10 +399,46 @@ impl AssemblyPlan {
                 p.tie_blocks.push(idx(ns[k / 3], ns[k % 3])?);
             }
         }
+        // First position of every node on each of its yarns (one pass over
+        // the yarns instead of a search per anchor).
+        let mut pos = vec![[usize::MAX; 2]; n];
+        for (yi, y) in f.yarns.iter().enumerate() {
+            let fam = y.family.index();
+            for (i, &nd) in y.nodes.iter().enumerate() {
+                if f.node_yarns[nd][fam] == Some(yi) && pos[nd][fam] == usize::MAX {
+                    pos[nd][fam] = i;
+                }
+            }
+        }
         for a in &el.anchors {
             p.anchor_node.push(u32_of(a.node, "node")?);
             p.anchor_slot.push(a.family.slot() as i32);
             p.anchor_material.push(a.material as u32);
+            let yarns = f.node_yarns[a.node];
+            for (fam, y) in yarns.iter().enumerate() {
+                let (prev, next) = match y {
+                    Some(y) if pos[a.node][fam] != usize::MAX => {
+                        let nodes = &f.yarns[*y].nodes;
+                        let i = pos[a.node][fam];
+                        let at = |j: Option<usize>| -> Result<u32, PlanError> {
+                            match j.and_then(|j| nodes.get(j)) {
+                                Some(&nd) => u32_of(nd, "node"),
+                                None => Ok(NO_NODE),
+                            }
+                        };
+                        (at(i.checked_sub(1))?, at(Some(i + 1))?)
+                    }
+                    _ => (NO_NODE, NO_NODE),
+                };
+                p.anchor_nbrs.extend([prev, next]);
+            }
+            if let [Some(w), Some(t)] = yarns {
+                p.anchor_yarn_material
+                    .extend([f.yarns[w].material as u32, f.yarns[t].material as u32]);
+            } else {
+                p.anchor_yarn_material.extend([NO_NODE, NO_NODE]);
+            }
+            p.anchor_side.push(f64::from(f.crimp[a.node]));
         }
         Ok(p)
     }
@@ -557,4 +616,37 @@ fn gpu_collider(c: &Collider, margin: f64, t: f64) -> GpuCollider {
         Shape::Mesh(_) => g.kind = -1,
     }
     g
+}
+
+/// The acceptance scalars of a converged step (the three numbers the device
+/// backend reads back): `first_bad` is `0` when every segment keeps its
+/// arc-length order, else `count - e` for the first segment `e` that does
+/// not; `change` the largest `|ε - ε_ref|` over segments (the last of equal
+/// maxima) at segment `segment` (`change = -1` without segments).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AcceptScalars {
+    /// `count - e` of the first segment `e` with `Δs ≤ 0`, or `0`.
+    pub first_bad: u32,
+    /// Largest change of a stretch strain (dimensionless).
+    pub change: f64,
+    /// Its segment index.
+    pub segment: usize,
+}
+
+impl AcceptScalars {
+    /// The scalars from the kernel's `result` triple
+    /// `[first_bad, change, segment]`.
+    pub fn from_result(r: [f64; 3]) -> Self {
+        Self {
+            first_bad: r[0] as u32,
+            change: r[1],
+            segment: r[2] as usize,
+        }
+    }
+
+    /// The first segment that lost its arc-length order, if any, of
+    /// `count` segments.
+    pub fn first_bad_segment(&self, count: usize) -> Option<usize> {
+        (self.first_bad > 0).then(|| count - self.first_bad as usize)
+    }
 }

@@ -8,7 +8,8 @@
 //! CPU, solutions within 1e-10) on the scene of tests/common; and a
 //! 100-step trajectory of the device step driver against the CPU
 //! (positions 1e-8 relative, velocities 1e-6 of the largest, Newton
-//! tolerance 1e-8).
+//! tolerance 1e-8); the acceptance and anchor-update kernels against the
+//! CPU checks and `Assembler::update_anchors` (same segments, 1e-12).
 //!
 //! Every test skips with a visible message when no CUDA device (or no
 //! NVRTC) is available. As of this commit they have never run on a GPU.
@@ -200,5 +201,75 @@ fn gpu_trajectory_matches_cpu_for_100_steps() {
             wv < 1e-6,
             "{name}: velocities differ by {wv:e} of the largest |v|"
         );
+    }
+}
+
+/// The acceptance and anchor-update kernels on the device against the CPU
+/// on random configurations of the 9 x 9 patch (positions moved by up to
+/// 0.3 mm, arc-length coordinates by up to 0.1 mm; in every other one two
+/// segments get their arc-length order reversed): the first segment out of
+/// order and the segment of the largest strain change are those of the
+/// CPU's checks (`stretch_strains`, `max_by` keeping the last of equal
+/// maxima), the change agrees to 1e-12 relative; the anchors updated by
+/// `weft_update_anchors` agree with `Assembler::update_anchors` to 1e-12
+/// relative.
+#[test]
+fn gpu_acceptance_and_anchor_kernels_match_the_cpu() {
+    let Some(b) = backend("GPU acceptance/anchor parity") else {
+        return;
+    };
+    let sim = common::patch();
+    let f = &sim.assembler.fabric;
+    let segs = &f.elements.segments;
+    let plan = AssemblyPlan::new(&sim.assembler).unwrap();
+    let mut sys = DeviceSystem::new(&b, &plan).unwrap();
+    let strain_ref = weft_solver::integrator::stretch_strains(f, &sim.q);
+    let mut r = weft_potentials::testing::xorshift(0x5eed_0a11);
+    for trial in 0..20 {
+        let mut q = sim.q.clone();
+        for x in q.chunks_mut(5) {
+            for c in 0..3 {
+                x[c] += 3e-4 * r();
+            }
+            x[3] += 1e-4 * r();
+            x[4] += 1e-4 * r();
+        }
+        if trial % 2 == 1 {
+            for e in [3 * trial + 50, 2 * trial] {
+                let s = &segs[e];
+                let k = s.family.slot();
+                q[5 * s.b + k] = q[5 * s.a + k] - 1e-5;
+            }
+        }
+        let first_bad = segs.iter().position(|s| {
+            let k = s.family.slot();
+            q[5 * s.b + k] <= q[5 * s.a + k]
+        });
+        let strains = weft_solver::integrator::stretch_strains(f, &q);
+        let (worst, change) = strains
+            .iter()
+            .zip(&strain_ref)
+            .map(|(a, b)| (a - b).abs())
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap();
+        sys.set_strain_reference(&strain_ref).unwrap();
+        let qd = sys.upload(&q).unwrap();
+        let sc = sys.accept_segments(&qd).unwrap();
+        assert_eq!(sc.first_bad_segment(segs.len()), first_bad, "trial {trial}");
+        if first_bad.is_none() {
+            assert_eq!(sc.segment, worst, "trial {trial}");
+            assert!(
+                (sc.change - change).abs() <= 1e-12 * change,
+                "trial {trial}"
+            );
+        }
+        let mut cpu = sim.anchors.clone();
+        sim.assembler.update_anchors(&q, &mut cpu);
+        sys.set_anchors(&sim.anchors).unwrap();
+        sys.update_anchors(&qd).unwrap();
+        let (gpu, _) = sys.download_anchors_strains().unwrap();
+        let e = rel(&gpu, &cpu);
+        assert!(e <= 1e-12, "trial {trial}: anchors differ by {e:e}");
     }
 }

@@ -840,3 +840,120 @@ fn shear_projected_matches_weft_potentials_small_angle_scalar_and_jammed() {
     );
     report("shear projected");
 }
+
+/// The element math of the acceptance and anchor-update kernels against the
+/// CPU on random configurations of the 9 x 9 patch (positions moved by up
+/// to 0.3 mm, arc-length coordinates by up to 0.1 mm at 1 mm spacing, 50
+/// configurations): `segment_strain` of every segment against
+/// `weft_solver::integrator::stretch_strains`; `yarn_tension_at` of every
+/// crossing node and family against `k_s` times the mean of the CPU strains
+/// of its (one or two) segments on that yarn and the mean of their chords;
+/// `yarn_normal_pull` and `plain_crossing_normal_force` against
+/// `friction::yarn_normal_pull` and `friction::crossing_normal_force` of
+/// `YarnAtCrossing::plain` on random tensions (negative included), sides,
+/// chords and radii. Tolerance 1e-12 relative.
+#[test]
+fn acceptance_and_anchor_math_match_the_cpu() {
+    if skip() {
+        return;
+    }
+    use std::collections::HashMap;
+    use weft_core::Family;
+    let sim = common::patch();
+    let f = &sim.assembler.fabric;
+    let segs = &f.elements.segments;
+    let by_nodes: HashMap<(usize, usize), usize> = segs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| ((s.a, s.b), i))
+        .collect();
+    let mut r = xorshift(0x5eed_00a1);
+    let mut crossings = 0;
+    for _ in 0..50 {
+        let mut q = sim.q.clone();
+        for x in q.chunks_mut(5) {
+            for c in 0..3 {
+                x[c] += 3e-4 * r();
+            }
+            x[3] += 1e-4 * r();
+            x[4] += 1e-4 * r();
+        }
+        let cpu = weft_solver::integrator::stretch_strains(f, &q);
+        for (i, s) in segs.iter().enumerate() {
+            let k = s.family.slot();
+            check(
+                "segment strain",
+                &[host::segment_strain(&q, s.a, s.b, k).unwrap()],
+                &[cpu[i]],
+            );
+        }
+        for node in 0..f.node_count() {
+            for fam in [Family::Warp, Family::Weft] {
+                let Some(y) = f.node_yarns[node][fam.index()] else {
+                    continue;
+                };
+                let nodes = &f.yarns[y].nodes;
+                let i = nodes.iter().position(|&n| n == node).unwrap();
+                let prev = i.checked_sub(1).map(|j| nodes[j]);
+                let next = nodes.get(i + 1).copied();
+                let k_s = f.materials[f.yarns[y].material].stretch_stiffness;
+                let (mut t, mut l, mut c) = (0.0, 0.0, 0.0);
+                for (a, b) in [(prev, Some(node)), (Some(node), next)] {
+                    if let (Some(a), Some(b)) = (a, b) {
+                        t += k_s * cpu[by_nodes[&(a, b)]];
+                        l += (0..3)
+                            .map(|c| (q[5 * b + c] - q[5 * a + c]).powi(2))
+                            .sum::<f64>()
+                            .sqrt();
+                        c += 1.0;
+                    }
+                }
+                let (th, lh) =
+                    host::yarn_tension_at(&q, prev, node, next, fam.slot(), k_s).unwrap();
+                check("yarn tension at a node", &[th], &[t / c]);
+                check("mean chord at a node", &[lh], &[l / c]);
+                crossings += 1;
+            }
+        }
+    }
+    assert!(crossings > 100, "{crossings} node/family pairs checked");
+    let (mut pulled, mut floored) = (0, 0);
+    for _ in 0..SAMPLES {
+        let tension = 2.0 * r();
+        let sides = [r().signum(), r().signum(), r().signum()];
+        let segments = [logu(&mut r, 1e-4, 1e-2), logu(&mut r, 1e-4, 1e-2)];
+        let radius = logu(&mut r, 1e-5, 1e-3);
+        let yarn = friction::YarnAtCrossing {
+            tension,
+            sides,
+            segments,
+        };
+        check(
+            "yarn normal pull",
+            &[host::yarn_normal_pull(tension, sides, segments, radius).unwrap()],
+            &[friction::yarn_normal_pull(&yarn, radius)],
+        );
+        let (tw, tf) = (2.0 * r(), 2.0 * r());
+        let (lw, lf) = (logu(&mut r, 1e-14, 1e-2), logu(&mut r, 1e-14, 1e-2));
+        let side = r().signum();
+        let floor = friction::MIN_NORMAL_FORCE;
+        let warp = friction::YarnAtCrossing::plain(tw, side, lw.max(1e-12));
+        let weft = friction::YarnAtCrossing::plain(tf, -side, lf.max(1e-12));
+        let cpu = friction::crossing_normal_force(&warp, &weft, radius, floor);
+        if cpu > floor {
+            pulled += 1;
+        } else {
+            floored += 1;
+        }
+        check(
+            "plain crossing normal force",
+            &[host::plain_crossing_normal_force(tw, lw, tf, lf, side, radius, floor).unwrap()],
+            &[cpu],
+        );
+    }
+    assert!(
+        pulled > SAMPLES / 4 && floored > 10,
+        "{pulled} pulled, {floored} at the floor"
+    );
+    report("acceptance/anchor update");
+}

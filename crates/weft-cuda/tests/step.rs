@@ -11,9 +11,12 @@ use common::{
     mesh_box, patch, patch_on_mesh, patch_with_drag_and_attachments, patch_with_ties, rel, scene,
     stacked_patches, with_self_collision,
 };
+use weft_cuda::plan::AssemblyPlan;
 use weft_cuda::step::{EmulatedStep, Unsupported, advance_emulated, check_supported};
 use weft_solver::collide::Collider;
-use weft_solver::{LinearSolver, Settings, Simulation};
+use weft_solver::{
+    CpuBackend, LinearSolver, Rejection, Settings, Simulation, StepBackend, StepHost,
+};
 
 /// The shared scene of the parity tests (two patches, a sliding yarn with
 /// point masses, a sphere, a plane and a keyframed capsule) as a
@@ -313,4 +316,286 @@ fn emulated_device_step_with_seam_ties_matches_cpu() {
     let [q, v, _] = compare_on(patch_with_ties, 1e-8, None, 20);
     assert!(q < 1e-7, "positions differ by {q:e}");
     assert!(v < 5e-6, "velocities differ by {v:e}");
+}
+
+/// A `StepHost` over `sim` for calling a backend's acceptance operations
+/// directly (no handles: they do not enter the checks).
+fn host_of<'a>(
+    sim: &'a mut Simulation,
+    free: &'a [f64],
+    anchors: &'a mut Vec<f64>,
+    strain_ref: &'a mut Vec<f64>,
+) -> StepHost<'a> {
+    StepHost {
+        assembler: &mut sim.assembler,
+        settings: &sim.settings,
+        free,
+        free_dofs: free.iter().filter(|&&f| f != 0.0).count(),
+        anchors,
+        strain_ref,
+        handles: &[],
+        handle_x0: &[],
+        t: sim.t,
+    }
+}
+
+/// The acceptance checks of the CPU backend and of the device kernels
+/// (emulated) on the same coordinates: (1) segment 40 stretched by moving
+/// its second node 0.3 mm along the yarn direction in space (strain change
+/// ~0.3 > `max_strain_change` 0.1): both return the same
+/// `Rejection::StrainJump` (segment, nodes, change to 1e-12); (2) two
+/// segments (17 and 60) with their arc-length order reversed: both return
+/// the same `Rejection::ArcLengthOrder` naming the first (segment 17's yarn
+/// and nodes); (3) the unchanged state: both accept.
+#[test]
+fn acceptance_checks_name_the_same_segment_as_the_cpu() {
+    if !host_build() {
+        return;
+    }
+    let mut sim = patch();
+    let mut be = EmulatedStep::new(&sim).unwrap();
+    let mut cpu = CpuBackend::default();
+    let free = sim.free_mask().to_vec();
+    let mut anchors = sim.anchors.clone();
+    let mut strain_ref = sim.strain_reference().to_vec();
+    let segs = sim.assembler.fabric.elements.segments.clone();
+    let q0 = sim.q.clone();
+    let mut host = host_of(&mut sim, &free, &mut anchors, &mut strain_ref);
+    // (3) unchanged: accepted by both.
+    assert_eq!(cpu.check_accept(&mut host, &q0).unwrap(), None);
+    assert_eq!(be.check_accept(&mut host, &q0).unwrap(), None);
+    // (1) a strain jump at segment 40.
+    let s = &segs[40];
+    let mut q = q0.clone();
+    let dir: Vec<f64> = (0..3).map(|c| q0[5 * s.b + c] - q0[5 * s.a + c]).collect();
+    let len = dir.iter().map(|d| d * d).sum::<f64>().sqrt();
+    for c in 0..3 {
+        q[5 * s.b + c] += 3e-4 * dir[c] / len;
+    }
+    let rc = cpu.check_accept(&mut host, &q).unwrap();
+    let re = be.check_accept(&mut host, &q).unwrap();
+    match (&rc, &re) {
+        (
+            Some(Rejection::StrainJump {
+                segment: i,
+                a,
+                b,
+                change,
+            }),
+            Some(Rejection::StrainJump {
+                segment: j,
+                a: a2,
+                b: b2,
+                change: c2,
+            }),
+        ) => {
+            assert_eq!((*i, *a, *b), (*j, *a2, *b2));
+            assert!(*i == 40 || segs[*i].a == s.b || segs[*i].b == s.b);
+            assert!(*change > 0.1, "change {change}");
+            assert!((change - c2).abs() <= 1e-12 * change, "{change} vs {c2}");
+        }
+        _ => panic!("expected strain jumps, got CPU {rc:?}, device {re:?}"),
+    }
+    // (2) arc-length order lost at segments 17 and 60: the first is named.
+    let mut q = q0.clone();
+    for e in [60, 17] {
+        let s = &segs[e];
+        let k = s.family.slot();
+        q[5 * s.b + k] = q[5 * s.a + k] - 1e-5;
+    }
+    let rc = cpu.check_accept(&mut host, &q).unwrap();
+    let re = be.check_accept(&mut host, &q).unwrap();
+    assert_eq!(rc, re);
+    let y = &host.assembler.fabric.yarns[segs[17].yarn];
+    let expected = format!(
+        "{}: nodes {} and {} (global) would pass each other",
+        y.label(),
+        segs[17].a,
+        segs[17].b
+    );
+    match rc {
+        Some(Rejection::ArcLengthOrder(m)) => {
+            assert!(
+                m == expected
+                    || segs[..17]
+                        .iter()
+                        .any(|s| m.contains(&format!("nodes {} and {}", s.a, s.b))),
+                "{m} vs {expected}"
+            );
+        }
+        other => panic!("expected an arc-length rejection, got {other:?}"),
+    }
+}
+
+/// Whole steps rejected for a strain jump: from the same state, the first
+/// step (the largest of 1 ms / 2^k at which Newton converges) of the falling patch with `max_strain_change` 1e-5 is
+/// rejected by the CPU backend and by the emulated device backend with the
+/// same segment and nodes, the changes agreeing to 1e-3 relative (two
+/// independent Newton solves at the default tolerance).
+#[test]
+fn a_strain_jump_step_is_rejected_like_on_the_cpu() {
+    if !host_build() {
+        return;
+    }
+    // The largest step 1 ms / 2^k at which the CPU's Newton converges
+    // and the strain check rejects.
+    let make = || {
+        let mut s = patch();
+        s.settings.max_strain_change = 1e-5;
+        s
+    };
+    let h = (0..8)
+        .map(|k| 1e-3 / f64::from(1 << k))
+        .find(|&h| matches!(make().try_step(h), Err(Rejection::StrainJump { .. })))
+        .expect("no step size with a strain jump");
+    let mut cpu = make();
+    let mut emu = make();
+    let mut be = EmulatedStep::new(&emu).unwrap();
+    let rc = cpu.try_step(h).expect_err("CPU accepted the step");
+    let (mut q, mut v) = (emu.q.clone(), emu.v.clone());
+    let re = emu
+        .try_step_with(&mut be, &mut q, &mut v, h)
+        .unwrap()
+        .expect_err("device accepted the step");
+    match (&rc, &re) {
+        (
+            Rejection::StrainJump {
+                segment: i,
+                a,
+                b,
+                change,
+            },
+            Rejection::StrainJump {
+                segment: j,
+                a: a2,
+                b: b2,
+                change: c2,
+            },
+        ) => {
+            assert_eq!((i, a, b), (j, a2, b2));
+            assert!(*change > 1e-5);
+            assert!((change - c2).abs() <= 1e-3 * change, "{change} vs {c2}");
+            eprintln!("h = {h:e} s, both reject: {rc}");
+        }
+        _ => panic!("expected strain jumps, got CPU {rc:?}, device {re:?}"),
+    }
+}
+
+/// The friction-anchor kernel (emulated) against `Assembler::update_anchors`
+/// along the CPU trajectory of the patch for 60 steps of 1 ms: each step
+/// the kernel updates its own anchors from the CPU's accepted coordinates;
+/// after 60 steps the two anchor vectors agree to 1e-12 relative, and the
+/// friction is active (at least 10 anchors slipped away from their initial
+/// positions by more than 1e-7 m).
+#[test]
+fn anchor_kernel_follows_the_cpu_anchor_update() {
+    if !host_build() {
+        return;
+    }
+    let mut sim = patch();
+    let plan = AssemblyPlan::new(&sim.assembler).unwrap();
+    let start = sim.anchors.clone();
+    // One kernel update per accepted CPU step, from the CPU's coordinates.
+    let mut anchors = start.clone();
+    let steps = sim
+        .advance_to(0.06, |s, _| {
+            weft_cuda::emulate::update_anchors(&plan, &s.q, &mut anchors).unwrap();
+        })
+        .unwrap()
+        .len();
+    let e = rel(&anchors, &sim.anchors);
+    let slipped = sim
+        .anchors
+        .iter()
+        .zip(&start)
+        .filter(|(a, b)| (*a - *b).abs() > 1e-7)
+        .count();
+    eprintln!(
+        "anchor kernel vs CPU after {steps} steps: relative difference {e:.2e}; {slipped} anchors slipped"
+    );
+    assert!(e <= 1e-12, "anchors differ by {e:e}");
+    assert!(slipped >= 10, "only {slipped} anchors slipped");
+}
+
+/// Bus traffic of the device step, counted by the emulated backend: on the
+/// patch (sphere collider, a handle, no mesh collider, no self-collision)
+/// every read is a scalar (the largest 32 B: the four energies), and per
+/// accepted step the reads outside PCG total under 1 KB (PCG adds 24 B per
+/// iteration); no whole vector (`40 n` B) is read. With a mesh collider
+/// (`patch_on_mesh`) the one remaining per-step transfer shows: `q_n` and
+/// `v_n` (`40 n` B each) once per step.
+#[test]
+fn device_step_downloads_only_scalars_without_mesh_colliders() {
+    if !host_build() {
+        return;
+    }
+    let mut sim = patch();
+    let n = sim.assembler.fabric.node_count();
+    let mut be = EmulatedStep::new(&sim).unwrap();
+    let mut steps = 0;
+    let mut cg = 0;
+    for k in 1..=20 {
+        let st = advance_emulated(&mut sim, &mut be, k as f64 * 1e-3).unwrap();
+        steps += st.len();
+        cg += st.iter().map(|s| s.cg_iterations).sum::<usize>();
+    }
+    let d = be.downloads;
+    let per_step = (d.bytes - d.pcg_bytes) as f64 / steps as f64;
+    eprintln!(
+        "{steps} steps, {} reads, {} B in all ({:.0} B per step, of which {:.0} B outside PCG; largest read {} B; one q would be {} B)",
+        d.reads,
+        d.bytes,
+        d.bytes as f64 / steps as f64,
+        per_step,
+        d.largest,
+        40 * n
+    );
+    assert!(d.largest <= 32, "a read of {} B", d.largest);
+    assert_eq!(d.vector_bytes, 0);
+    assert!(per_step < 1024.0, "{per_step} B per step outside PCG");
+    assert!(cg > 0 && d.pcg_bytes >= 24 * cg);
+    // A mesh collider: q_n and v_n are read once per step attempt.
+    let mut sim = patch_on_mesh();
+    let mut be = EmulatedStep::new(&sim).unwrap();
+    let st = advance_emulated(&mut sim, &mut be, 5e-3).unwrap();
+    let attempts = st.len() + sim.rejections.values().sum::<usize>();
+    let n = sim.assembler.fabric.node_count();
+    assert!(attempts > 0);
+    assert_eq!(be.downloads.vector_bytes, 2 * 40 * n * attempts);
+    assert_eq!(be.downloads.largest, 40 * n);
+}
+
+/// Whole steps rejected for arc-length order: a crossing of the patch given
+/// a sliding speed along its warp yarn (`u̇` = 2 m/s, the strain check off)
+/// in the linearly implicit mode (`one_iteration`: a converged Newton
+/// solve never lets `Δu` reach 0, the stretch energy grows without bound
+/// there, but one linearised iteration overshoots); the first step size of
+/// 4 ms / 2^k at which the CPU's order check rejects (4 ms: nodes 38 and 39
+/// of warp yarn 4) is rejected by the emulated device backend with the
+/// same message (yarn and nodes).
+#[test]
+fn an_arc_length_step_is_rejected_like_on_the_cpu() {
+    if !host_build() {
+        return;
+    }
+    let make = || {
+        let mut s = patch();
+        s.settings.max_strain_change = f64::INFINITY;
+        s.settings.one_iteration = true;
+        s.v[5 * 40 + 3] = 2.0;
+        s
+    };
+    let found = (0..10).map(|k| 4e-3 / f64::from(1 << k)).find_map(|h| {
+        let r = make().try_step(h);
+        matches!(r, Err(Rejection::ArcLengthOrder(_))).then_some((h, r))
+    });
+    let Some((h, rc)) = found else {
+        panic!("no step size with an arc-length rejection");
+    };
+    let mut emu = make();
+    let mut be = EmulatedStep::new(&emu).unwrap();
+    let (mut q, mut v) = (emu.q.clone(), emu.v.clone());
+    let re = emu.try_step_with(&mut be, &mut q, &mut v, h).unwrap();
+    eprintln!("h = {h:e} s: CPU {rc:?}, device {re:?}");
+    assert_eq!(rc, re);
 }

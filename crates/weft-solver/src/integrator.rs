@@ -392,6 +392,7 @@ impl Simulation {
             cpu: CpuBackend {
                 cholesky: None,
                 multigrid: None,
+                strains: Vec::new(),
                 len: B * n,
             },
             free_dofs: 0,
@@ -399,6 +400,20 @@ impl Simulation {
         sim.free_dofs = sim.free.iter().filter(|&&f| f != 0.0).count();
         sim.strain_ref = stretch_strains(&sim.assembler.fabric, &sim.q);
         sim
+    }
+
+    /// The strain reference of the strain-jump check: the stretch strain of
+    /// every segment at the last accepted state ([`stretch_strains`] of
+    /// `q`, one per `fabric.elements.segments`). A device backend uploads it
+    /// once and keeps its own copy.
+    pub fn strain_reference(&self) -> &[f64] {
+        &self.strain_ref
+    }
+
+    /// Mutable access to the strain reference (a device backend writes its
+    /// copy back here when it syncs the state).
+    pub fn strain_reference_mut(&mut self) -> &mut [f64] {
+        &mut self.strain_ref
     }
 
     /// The DOF mask of the Newton systems (`5 n`): `1.0` for a free DOF,
@@ -462,9 +477,12 @@ impl Simulation {
     /// docs): inexact Newton with the forcing term `η`, exact Hessians first
     /// and projected ones once the matrix is found indefinite, backtracking
     /// line search on `|R|₂`, convergence in force units, then the
-    /// acceptance checks on the host (non-finite values, arc-length order,
-    /// strain jumps). On success `q`, `v`, the time, the dissipated energy
-    /// and the friction anchors advance; on rejection nothing changes.
+    /// acceptance checks (non-finite values; arc-length order and strain
+    /// jumps by [`StepBackend::check_accept`]). On success `q`, `v`, the
+    /// time and the dissipated energy advance, and the backend commits the
+    /// strain reference and the friction anchors ([`StepBackend::accept`]:
+    /// the simulation's own `anchors` for the CPU backend, the device copy
+    /// for a device backend); on rejection nothing changes.
     ///
     /// # Errors
     /// `Err(e)` for a failure of the backend itself; `Ok(Err(reason))` for a
@@ -497,6 +515,7 @@ impl Simulation {
             free,
             free_dofs: *free_dofs,
             anchors,
+            strain_ref,
             handles,
             handle_x0,
             t: *t,
@@ -506,47 +525,15 @@ impl Simulation {
             Ok(x) => x,
             Err(reason) => return Ok(Err(reason)),
         };
-        // Acceptance checks on the host coordinates.
-        let q_host = backend.to_host(&q_new)?;
-        let f = &host.assembler.fabric;
-        for s in &f.elements.segments {
-            let k = s.family.slot();
-            if q_host[B * s.b + k] <= q_host[B * s.a + k] {
-                let y = &f.yarns[s.yarn];
-                return Ok(Err(Rejection::ArcLengthOrder(format!(
-                    "{}: nodes {} and {} (global) would pass each other",
-                    y.label(),
-                    s.a,
-                    s.b
-                ))));
-            }
+        // Acceptance checks (arc-length order, strain jumps) and the commit
+        // (strain reference, friction anchors) run in the backend, on its
+        // own copy of q_new.
+        if let Some(reason) = backend.check_accept(&mut host, &q_new)? {
+            return Ok(Err(reason));
         }
-        let strains = stretch_strains(f, &q_host);
-        if let Some((i, change)) = strains
-            .iter()
-            .zip(strain_ref.iter())
-            .map(|(a, b)| (a - b).abs())
-            .enumerate()
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            && change > host.settings.max_strain_change
-        {
-            let s = &f.elements.segments[i];
-            return Ok(Err(Rejection::StrainJump {
-                segment: i,
-                a: s.a,
-                b: s.b,
-                change,
-            }));
-        }
-        *strain_ref = strains;
+        backend.accept(&mut host, &q_new, h)?;
         *t += h;
         *dissipated += h * energies.dissipation_power;
-        let mut new_anchors = host.anchors.to_vec();
-        host.assembler.update_anchors(&q_host, &mut new_anchors);
-        host.anchors = &new_anchors;
-        backend.accepted(&host, &q_host)?;
-        drop(q_host);
-        *anchors = new_anchors;
         *q = q_new;
         *v = v_new;
         Ok(Ok(stats))
@@ -624,8 +611,10 @@ impl Simulation {
     }
 }
 
-/// Stretch strains `|Δx|/Δu - 1` of every segment of `f` at `q`.
-fn stretch_strains(f: &Fabric, q: &[f64]) -> Vec<f64> {
+/// Stretch strains `|Δx|/Δu - 1` (dimensionless) of every segment of `f`
+/// (one per `f.elements.segments`, in order) at the coordinates `q`
+/// (`5 n`; `Δu` the arc-length difference of the segment's family).
+pub fn stretch_strains(f: &Fabric, q: &[f64]) -> Vec<f64> {
     f.elements
         .segments
         .iter()
@@ -815,6 +804,8 @@ fn newton_step<S: StepBackend>(
 pub struct CpuBackend {
     cholesky: Option<SparseCholesky>,
     multigrid: Option<Hierarchy>,
+    /// The strains of the last checked step (`check_accept` to `accept`).
+    strains: Vec<f64>,
     /// Vector length `5 n`.
     len: usize,
 }
@@ -1037,9 +1028,63 @@ impl StepBackend for CpuBackend {
         Ok(Cow::Borrowed(x))
     }
 
-    fn accepted(&mut self, _: &StepHost<'_>, _: &[f64]) -> Result<(), Self::Error> {
+    /// Today's host checks, in order: the first segment whose `Δu` is not
+    /// positive, then the largest `|ε - ε_ref|` (`max_by` with `total_cmp`:
+    /// the last of equal maxima).
+    fn check_accept(
+        &mut self,
+        host: &mut StepHost<'_>,
+        q_new: &Vec<f64>,
+    ) -> Result<Option<Rejection>, Self::Error> {
+        let f = &host.assembler.fabric;
+        for s in &f.elements.segments {
+            let k = s.family.slot();
+            if q_new[B * s.b + k] <= q_new[B * s.a + k] {
+                let y = &f.yarns[s.yarn];
+                return Ok(Some(Rejection::ArcLengthOrder(arc_length_message(
+                    &y.label(),
+                    s.a,
+                    s.b,
+                ))));
+            }
+        }
+        let strains = stretch_strains(f, q_new);
+        if let Some((i, change)) = strains
+            .iter()
+            .zip(host.strain_ref.iter())
+            .map(|(a, b)| (a - b).abs())
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            && change > host.settings.max_strain_change
+        {
+            let s = &f.elements.segments[i];
+            return Ok(Some(Rejection::StrainJump {
+                segment: i,
+                a: s.a,
+                b: s.b,
+                change,
+            }));
+        }
+        self.strains = strains;
+        Ok(None)
+    }
+
+    fn accept(
+        &mut self,
+        host: &mut StepHost<'_>,
+        q_new: &Vec<f64>,
+        _h: f64,
+    ) -> Result<(), Self::Error> {
+        std::mem::swap(host.strain_ref, &mut self.strains);
+        host.assembler.update_anchors(q_new, host.anchors);
         Ok(())
     }
+}
+
+/// The message of [`Rejection::ArcLengthOrder`] for the segment from node
+/// `a` to node `b` (global indices) of the yarn labelled `yarn`.
+pub fn arc_length_message(yarn: &str, a: usize, b: usize) -> String {
+    format!("{yarn}: nodes {a} and {b} (global) would pass each other")
 }
 
 fn mask(r: &mut [f64], free: &[f64]) {

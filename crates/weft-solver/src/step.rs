@@ -9,12 +9,23 @@
 //! (`x, y, z, u, v` per node): host `Vec<f64>` on the CPU
 //! ([`crate::integrator::CpuBackend`]), device buffers for CUDA. Per Newton
 //! iteration the loop only reads scalars from the backend (norms, the PCG
-//! result, energies); whole vectors cross to the host only through
-//! [`StepBackend::to_host`], once per step attempt that passes Newton
-//! (the acceptance checks and the friction-anchor update run on the host).
+//! result, energies). The acceptance checks of a converged step (arc-length
+//! order, strain jumps: [`StepBackend::check_accept`]) and the commit of an
+//! accepted one (strain reference, friction anchors: [`StepBackend::accept`])
+//! are backend operations too, so a device backend keeps the coordinates,
+//! the strain reference and the anchors on the device and returns only the
+//! few scalars that name a rejection. The loop itself never downloads a
+//! whole vector ([`StepBackend::to_host`] is for callers outside it).
+//!
+//! The one per-step transfer of whole vectors left to a device backend is
+//! in [`StepBackend::begin_step`] when the scene has mesh colliders or
+//! self-collision: [`Assembler::begin_step`] takes the mesh colliders'
+//! tangent planes and finds the self-collision pairs on the host from the
+//! start-of-step `q_n`, `v_n`, so those two vectors are downloaded once per
+//! step (not per Newton iteration) and the planes and pairs uploaded.
 
 use crate::assembly::{Assembler, Energies};
-use crate::integrator::{Handle, Settings};
+use crate::integrator::{Handle, Rejection, Settings};
 use crate::pcg::PcgResult;
 use nalgebra::Vector3;
 use std::borrow::Cow;
@@ -33,8 +44,16 @@ pub struct StepHost<'a> {
     pub free: &'a [f64],
     /// Number of free DOFs.
     pub free_dofs: usize,
-    /// Friction anchor positions (m), one per fabric anchor.
-    pub anchors: &'a [f64],
+    /// Friction anchor positions (m), one per fabric anchor. The CPU
+    /// backend reads and updates these; a device backend keeps its own copy
+    /// on the device (uploaded once, updated by [`StepBackend::accept`]) and
+    /// leaves these stale until its owner syncs them back.
+    pub anchors: &'a mut Vec<f64>,
+    /// The stretch strain of every segment (`|Δx|/Δu - 1`, one per
+    /// `fabric.elements.segments`) at the last accepted state, the reference
+    /// of the strain-jump check. As `anchors`: the CPU backend's; a device
+    /// backend keeps its own on the device.
+    pub strain_ref: &'a mut Vec<f64>,
     /// Handles (prescribed positions).
     pub handles: &'a [Handle],
     /// Positions of the handle nodes at `t = 0` (m), per handle.
@@ -60,6 +79,48 @@ impl StepHost<'_> {
         }
         out
     }
+
+    /// The DOF indices of the handle nodes' positions, in the order of
+    /// [`StepHost::handle_velocities`] (per handle, per node, `x, y, z`);
+    /// a node in two handles appears twice.
+    pub fn handle_dofs(&self) -> Vec<usize> {
+        handle_dofs(self.handles)
+    }
+
+    /// As [`StepHost::handle_velocities`], from the handle DOFs' values only:
+    /// `q_handles[j]` (m) is `q_n` at `handle_dofs()[j]`. Same arithmetic,
+    /// so the same numbers.
+    ///
+    /// # Panics
+    /// When `q_handles` is shorter than [`StepHost::handle_dofs`].
+    pub fn handle_velocities_from(&self, q_handles: &[f64], h: f64) -> Vec<(usize, f64)> {
+        let mut out = Vec::new();
+        let mut j = 0;
+        for (hd, x0) in self.handles.iter().zip(self.handle_x0) {
+            let d = hd.displacement(self.t + h);
+            for (&nd, x0) in hd.nodes.iter().zip(x0) {
+                for c in 0..3 {
+                    out.push((5 * nd + c, (x0[c] + d[c] - q_handles[j]) / h));
+                    j += 1;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The DOF indices of the position entries of every handle node (`5 n`
+/// layout), per handle, per node, `x, y, z` (the order of
+/// [`StepHost::handle_velocities`]).
+pub fn handle_dofs(handles: &[Handle]) -> Vec<usize> {
+    handles
+        .iter()
+        .flat_map(|hd| {
+            hd.nodes
+                .iter()
+                .flat_map(|&nd| (0..3).map(move |c| 5 * nd + c))
+        })
+        .collect()
 }
 
 /// The operations of one backward-Euler step that a backend provides. All
@@ -192,11 +253,38 @@ pub trait StepBackend {
     /// A backend failure.
     fn to_host<'v>(&mut self, x: &'v Self::Vector) -> Result<Cow<'v, [f64]>, Self::Error>;
 
-    /// Called after a step was accepted, with the new coordinates `q` on the
-    /// host and `host.anchors` already updated (a device backend uploads the
-    /// anchors here).
+    /// The acceptance checks of a Newton-converged step's coordinates
+    /// `q_new` (`5 n`), after the non-finite check: `Some(ArcLengthOrder)`
+    /// for the first segment of `fabric.elements.segments` whose arc-length
+    /// difference `Δu` (or `Δv`) is not positive (naming its yarn and
+    /// nodes), else `Some(StrainJump)` for the segment whose stretch strain
+    /// changed most against the strain reference (ties: the last one) when
+    /// that change exceeds `settings.max_strain_change`, else `None`. Keeps
+    /// the new strains for [`StepBackend::accept`]. Only the segment indices
+    /// and the change need to reach the host.
     ///
     /// # Errors
     /// A backend failure.
-    fn accepted(&mut self, host: &StepHost<'_>, q: &[f64]) -> Result<(), Self::Error>;
+    fn check_accept(
+        &mut self,
+        host: &mut StepHost<'_>,
+        q_new: &Self::Vector,
+    ) -> Result<Option<Rejection>, Self::Error>;
+
+    /// Commits an accepted step whose [`StepBackend::check_accept`] returned
+    /// `None`: the strain reference becomes the strains of `q_new`, and the
+    /// friction anchors are updated from `q_new` as
+    /// [`Assembler::update_anchors`] does (stick/slip with the crossing's
+    /// normal force from the yarn tensions). `h` (s) is the step size. The
+    /// CPU backend updates `host.anchors` and `host.strain_ref`; a device
+    /// backend its device copies.
+    ///
+    /// # Errors
+    /// A backend failure.
+    fn accept(
+        &mut self,
+        host: &mut StepHost<'_>,
+        q_new: &Self::Vector,
+        h: f64,
+    ) -> Result<(), Self::Error>;
 }
