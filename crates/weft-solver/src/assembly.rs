@@ -241,6 +241,9 @@ pub struct Assembler {
     seg_colours: Vec<Vec<u32>>,
     bend_colours: Vec<Vec<u32>>,
     shear_colours: Vec<Vec<u32>>,
+    /// Position of every node in its warp and weft yarn's node list
+    /// (`u32::MAX` off that family), for the anchor update.
+    yarn_index: Vec<[u32; 2]>,
 }
 
 /// Friction normal force floor (N) used for anchors (weft-potentials default).
@@ -337,6 +340,12 @@ impl Assembler {
                 },
             })
             .collect();
+        let mut yarn_index = vec![[u32::MAX; 2]; n];
+        for yarn in &fabric.yarns {
+            for (i, &node) in yarn.nodes.iter().enumerate() {
+                yarn_index[node][yarn.family.index()] = i as u32;
+            }
+        }
         let node_radius = (0..n)
             .map(|i| {
                 fabric.node_yarns[i][0]
@@ -369,6 +378,7 @@ impl Assembler {
             seg_colours,
             bend_colours,
             shear_colours,
+            yarn_index,
         }
     }
 
@@ -886,11 +896,8 @@ impl Assembler {
                 return (0.0, 0.0);
             };
             let yarn = &f.yarns[y];
-            let i = yarn
-                .nodes
-                .iter()
-                .position(|&n| n == node)
-                .expect("node on yarn");
+            let i = self.yarn_index[node][family.index()] as usize;
+            debug_assert_eq!(yarn.nodes[i], node, "node on yarn");
             let k_s = self.params[yarn.material].k_s;
             let (mut t, mut l, mut c) = (0.0, 0.0, 0.0f64);
             for (a, b) in [(i.wrapping_sub(1), i), (i, i + 1)] {
