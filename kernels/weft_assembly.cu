@@ -600,13 +600,12 @@ extern "C" __global__ void weft_advance(int n, const double* q_n, const double* 
     if (i < n) q[i] = q_n[i] + h * v[i];
 }
 
-// Largest |stretch strain| over segments: per-block (value, index) partials
-// written to part_val/part_idx (one per block); the host or a second launch
-// with the partials as input finishes.
+// Largest |x_i| over n entries (idx_in: the index reported for each entry,
+// or null for i itself): per-block (value, index) partials written to
+// part_val/part_idx (one per block); the host or a second launch with the
+// partials as input finishes.
 extern "C" __global__ void weft_max_abs(int n, const double* x, const unsigned* idx_in,
                                         double* part_val, unsigned* part_idx) {
-    __shared__ double sv[256];
-    __shared__ unsigned si[256];
     double best = -1.0;
     unsigned bi = 0;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
@@ -616,19 +615,10 @@ extern "C" __global__ void weft_max_abs(int n, const double* x, const unsigned* 
             bi = idx_in ? idx_in[i] : (unsigned)i;
         }
     }
-    sv[threadIdx.x] = best;
-    si[threadIdx.x] = bi;
-    __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s && sv[threadIdx.x + s] > sv[threadIdx.x]) {
-            sv[threadIdx.x] = sv[threadIdx.x + s];
-            si[threadIdx.x] = si[threadIdx.x + s];
-        }
-        __syncthreads();
-    }
+    block_argmax(best, bi, false);
     if (threadIdx.x == 0) {
-        part_val[blockIdx.x] = sv[0];
-        part_idx[blockIdx.x] = si[0];
+        part_val[blockIdx.x] = best;
+        part_idx[blockIdx.x] = bi;
     }
 }
 
@@ -651,8 +641,6 @@ extern "C" __global__ void weft_accept_segments(int count, const unsigned* seg_n
                                                 const double* strain_ref, double* strain_new,
                                                 unsigned* first_bad, double* part_val,
                                                 unsigned* part_idx) {
-    __shared__ double sv[256];
-    __shared__ unsigned si[256];
     double best = -1.0;
     unsigned bi = 0;
     for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < count; e += gridDim.x * blockDim.x) {
@@ -668,20 +656,10 @@ extern "C" __global__ void weft_accept_segments(int count, const unsigned* seg_n
             bi = (unsigned)e;
         }
     }
-    sv[threadIdx.x] = best;
-    si[threadIdx.x] = bi;
-    __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s &&
-            accept_better(sv[threadIdx.x + s], si[threadIdx.x + s], sv[threadIdx.x], si[threadIdx.x])) {
-            sv[threadIdx.x] = sv[threadIdx.x + s];
-            si[threadIdx.x] = si[threadIdx.x + s];
-        }
-        __syncthreads();
-    }
+    block_argmax(best, bi, true);
     if (threadIdx.x == 0) {
-        part_val[blockIdx.x] = sv[0];
-        part_idx[blockIdx.x] = si[0];
+        part_val[blockIdx.x] = best;
+        part_idx[blockIdx.x] = bi;
     }
 }
 
@@ -691,8 +669,6 @@ extern "C" __global__ void weft_accept_segments(int count, const unsigned* seg_n
 extern "C" __global__ void weft_accept_finish(int blocks, const double* part_val,
                                               const unsigned* part_idx,
                                               const unsigned* first_bad, double* result) {
-    __shared__ double sv[256];
-    __shared__ unsigned si[256];
     double best = -1.0;
     unsigned bi = 0;
     for (int i = threadIdx.x; i < blocks; i += blockDim.x) {
@@ -701,21 +677,11 @@ extern "C" __global__ void weft_accept_finish(int blocks, const double* part_val
             bi = part_idx[i];
         }
     }
-    sv[threadIdx.x] = best;
-    si[threadIdx.x] = bi;
-    __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s &&
-            accept_better(sv[threadIdx.x + s], si[threadIdx.x + s], sv[threadIdx.x], si[threadIdx.x])) {
-            sv[threadIdx.x] = sv[threadIdx.x + s];
-            si[threadIdx.x] = si[threadIdx.x + s];
-        }
-        __syncthreads();
-    }
+    block_argmax(best, bi, true);
     if (threadIdx.x == 0) {
         result[0] = (double)first_bad[0];
-        result[1] = sv[0];
-        result[2] = (double)si[0];
+        result[1] = best;
+        result[2] = (double)bi;
     }
 }
 

@@ -34,4 +34,32 @@ __device__ __forceinline__ void block_add4(const double* e, double* out) {
     }
 }
 
+// (value, index) maximum over the thread block of the per-thread pairs
+// (best, bi), by a shared-memory tree (blockDim.x a power of two, at most
+// 256): a pair replaces the current one when its value is larger, or, with
+// ties_to_larger_index, equal with a larger index. The result is valid in
+// thread 0 (returned in best, bi).
+__device__ __forceinline__ void block_argmax(double& best, unsigned& bi,
+                                             bool ties_to_larger_index) {
+    __shared__ double sv[256];
+    __shared__ unsigned si[256];
+    sv[threadIdx.x] = best;
+    si[threadIdx.x] = bi;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            double v = sv[threadIdx.x + s];
+            unsigned i = si[threadIdx.x + s];
+            if (v > sv[threadIdx.x] ||
+                (ties_to_larger_index && v == sv[threadIdx.x] && i > si[threadIdx.x])) {
+                sv[threadIdx.x] = v;
+                si[threadIdx.x] = i;
+            }
+        }
+        __syncthreads();
+    }
+    best = sv[0];
+    bi = si[0];
+}
+
 }  // namespace weft
