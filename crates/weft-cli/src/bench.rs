@@ -22,7 +22,7 @@ use clap::Args;
 use nalgebra::Vector3;
 use serde::Serialize;
 use std::time::Instant;
-use weft_core::{Damping, FabricBuilder, Material, ModeCoefficients, NodeSelector, WovenPatchSpec};
+use weft_core::{FabricBuilder, Material, NodeSelector, WovenPatchSpec};
 use weft_cuda::cuda::CudaBackend;
 use weft_solver::multigrid::{Hierarchy, Multigrid, MultigridOptions};
 use weft_solver::pcg::{BlockJacobi, CpuOps, pcg};
@@ -116,20 +116,6 @@ pub struct Record {
     mg_bytes: Option<usize>,
 }
 
-fn material() -> Material {
-    let mut m = Material::example_cotton();
-    m.radius = 0.16e-3;
-    m.shear_stiffness = 0.05;
-    m.contact_stiffness = 50.0;
-    m.damping = Damping::StrainRate(ModeCoefficients {
-        stretch: 3e-7,
-        bending: 1e-10,
-        shear: 1e-5,
-        contact: 1e-6,
-    });
-    m
-}
-
 /// Resets the peak resident memory of this process to the current resident
 /// memory (`/proc/self/clear_refs`, Linux 4.0 and later); `false` where that
 /// is unavailable.
@@ -159,8 +145,8 @@ fn patch_simulation(nodes: usize, preconditioner: BenchPreconditioner) -> Result
     let side = (nodes as f64).sqrt().ceil() as usize;
     let spacing = 0.57e-3;
     let extent = spacing * (side - 1) as f64;
-    let mut b = FabricBuilder::new(vec![material()])?;
-    let mut spec = WovenPatchSpec::new("cotton", [extent, extent], [side, side], [0.0, 0.0, 0.0]);
+    let mut b = FabricBuilder::new(vec![Material::sbo17()])?;
+    let mut spec = WovenPatchSpec::new("sbo17", [extent, extent], [side, side], [0.0, 0.0, 0.0]);
     spec.pinned = vec![NodeSelector::Corner(0), NodeSelector::Corner(1)];
     b.add_woven_patch(&spec)?;
     let fabric = b.build()?;

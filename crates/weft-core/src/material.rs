@@ -32,6 +32,18 @@ pub struct ModeCoefficients {
     pub contact: f64,
 }
 
+impl ModeCoefficients {
+    /// The strain-rate damping of the [SBO17 §6.3] sphere scene
+    /// (`data/scenes/sbo17_sphere_drop.json`): stretch 3e-7 N·s, bending
+    /// 1e-10 N·m²·s, shear 1e-5 N·s, contact 1e-6 N·s.
+    pub const SBO17: Self = Self {
+        stretch: 3e-7,
+        bending: 1e-10,
+        shear: 1e-5,
+        contact: 1e-6,
+    };
+}
+
 /// Damping model of a material (DESIGN §3, scene key `damping.model`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Damping {
@@ -97,6 +109,21 @@ impl Material {
                 stretch: 3e-7,
                 ..Default::default()
             }),
+        }
+    }
+
+    /// The material of the [SBO17 §6.3] sphere scene
+    /// (`data/scenes/sbo17_sphere_drop.json`, also `weft bench`'s): the
+    /// example cotton with R = 0.16 mm, shear 0.05 N, parallel contact 50 N
+    /// and strain-rate damping in every mode ([`ModeCoefficients::SBO17`]).
+    pub fn sbo17() -> Self {
+        Self {
+            name: "sbo17".into(),
+            radius: 0.16e-3,
+            shear_stiffness: 0.05,
+            contact_stiffness: 50.0,
+            damping: Damping::StrainRate(ModeCoefficients::SBO17),
+            ..Self::example_cotton()
         }
     }
 

@@ -429,3 +429,16 @@ fn keyframe_interpolation() {
     assert_eq!(interpolate_keyframes(&keys, 9.0), [1.0, 2.0, 4.0]);
     assert_eq!(interpolate_keyframes(&[], 1.0), [0.0; 3]);
 }
+
+/// The shipped [SBO17 §6.3] sphere scene uses exactly `Material::sbo17()`
+/// (the material `weft bench` and the solver tests build in code).
+#[test]
+fn sbo17_scene_material_is_the_library_one() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/scenes/sbo17_sphere_drop.json");
+    let scene = Scene::from_path(path).unwrap();
+    assert_eq!(
+        scene.materials["sbo17"].to_material("sbo17"),
+        weft_core::Material::sbo17()
+    );
+}

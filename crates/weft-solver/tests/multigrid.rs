@@ -5,7 +5,7 @@
 //! against the Cholesky trajectory.
 
 use nalgebra::Vector3;
-use weft_core::{Damping, FabricBuilder, Material, ModeCoefficients, NodeSelector, WovenPatchSpec};
+use weft_core::{FabricBuilder, Material, NodeSelector, WovenPatchSpec};
 use weft_potentials::testing::xorshift as rng;
 use weft_solver::bsr::B;
 use weft_solver::cholesky::SparseCholesky;
@@ -13,28 +13,12 @@ use weft_solver::multigrid::{Hierarchy, Multigrid, MultigridOptions};
 use weft_solver::pcg::{BlockJacobi, CpuOps, PcgStatus, Preconditioner, pcg};
 use weft_solver::{LinearSolver, Settings, Simulation};
 
-/// The `weft bench` material: [SBO17 §6.3] yarn radius, cotton stiffness,
-/// shear 0.05 N, strain-rate damping in every mode.
-fn material() -> Material {
-    let mut m = Material::example_cotton();
-    m.radius = 0.16e-3;
-    m.shear_stiffness = 0.05;
-    m.contact_stiffness = 50.0;
-    m.damping = Damping::StrainRate(ModeCoefficients {
-        stretch: 3e-7,
-        bending: 1e-10,
-        shear: 1e-5,
-        contact: 1e-6,
-    });
-    m
-}
-
 /// A `side` x `side` patch at 0.57 mm spacing, two corners pinned, under
 /// gravity.
 fn patch(side: usize, settings: Settings) -> Simulation {
     let extent = 0.57e-3 * (side - 1) as f64;
-    let mut b = FabricBuilder::new(vec![material()]).unwrap();
-    let mut spec = WovenPatchSpec::new("cotton", [extent, extent], [side, side], [0.0; 3]);
+    let mut b = FabricBuilder::new(vec![Material::sbo17()]).unwrap();
+    let mut spec = WovenPatchSpec::new("sbo17", [extent, extent], [side, side], [0.0; 3]);
     spec.pinned = vec![NodeSelector::Corner(0), NodeSelector::Corner(1)];
     b.add_woven_patch(&spec).unwrap();
     Simulation::new(

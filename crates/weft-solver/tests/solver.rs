@@ -502,13 +502,8 @@ fn keyframed_plane_lifts_a_yarn() {
 /// A hanging 12 x 12 patch (1 mm spacing, two corners pinned) with the
 /// [SBO17 §6.3]-like stiffness of `material`, after 5 ms of motion.
 fn hanging_patch(linear_solver: LinearSolver, adaptive: bool, dt: f64) -> Simulation {
-    let mut b = FabricBuilder::new(vec![material(Damping::StrainRate(ModeCoefficients {
-        stretch: 3e-7,
-        bending: 1e-10,
-        shear: 1e-5,
-        contact: 1e-6,
-    }))])
-    .unwrap();
+    let mut b =
+        FabricBuilder::new(vec![material(Damping::StrainRate(ModeCoefficients::SBO17))]).unwrap();
     let mut spec = WovenPatchSpec::new("cotton", [0.011, 0.011], [12, 12], [0.0; 3]);
     spec.pinned = vec![NodeSelector::Corner(0), NodeSelector::Corner(1)];
     b.add_woven_patch(&spec).unwrap();

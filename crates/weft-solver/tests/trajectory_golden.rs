@@ -35,12 +35,7 @@ fn material() -> Material {
     m.shear_stiffness = 0.5;
     m.contact_stiffness = 50.0;
     m.friction.anchor_stiffness = 10.0;
-    m.damping = Damping::StrainRate(ModeCoefficients {
-        stretch: 3e-7,
-        bending: 1e-10,
-        shear: 1e-5,
-        contact: 1e-6,
-    });
+    m.damping = Damping::StrainRate(ModeCoefficients::SBO17);
     m
 }
 

@@ -203,12 +203,7 @@ pub fn patch() -> Simulation {
     m.shear_stiffness = 0.5;
     m.contact_stiffness = 50.0;
     m.friction.anchor_stiffness = 10.0;
-    m.damping = Damping::StrainRate(ModeCoefficients {
-        stretch: 3e-7,
-        bending: 1e-10,
-        shear: 1e-5,
-        contact: 1e-6,
-    });
+    m.damping = Damping::StrainRate(ModeCoefficients::SBO17);
     let mut b = FabricBuilder::new(vec![m]).unwrap();
     let mut spec = WovenPatchSpec::new("cotton", [0.008, 0.008], [9, 9], [0.0; 3]);
     spec.pinned = vec![NodeSelector::Corner(0), NodeSelector::Corner(1)];
