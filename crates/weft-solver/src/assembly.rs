@@ -849,18 +849,19 @@ impl Assembler {
         if colliders.iter().any(|(c, _)| c.uses_tangent_planes()) {
             let travel = self.gravity.norm() * h * h;
             let radius = &self.node_radius;
+            // Per node only the nodes near a collider allocate (`out`); the
+            // query buffer is one per rayon task.
             let per_node: Vec<Vec<(usize, TangentPlane)>> = (0..radius.len())
                 .into_par_iter()
-                .map(|i| {
+                .map_init(Vec::new, |buf, i| {
                     let o = B * i;
                     let x = Vector3::new(q_n[o], q_n[o + 1], q_n[o + 2]);
                     let speed = Vector3::new(v_n[o], v_n[o + 1], v_n[o + 2]).norm();
                     let mut out = Vec::new();
-                    let mut buf = Vec::new();
                     for (ci, (c, margin)) in colliders.iter().enumerate() {
                         buf.clear();
                         let reach = radius[i] + margin + PLANE_REACH + 2.0 * h * speed + travel;
-                        c.tangent_planes(&x, t_end, reach, &mut buf);
+                        c.tangent_planes(&x, t_end, reach, buf);
                         out.extend(buf.iter().map(|p| (ci, *p)));
                     }
                     out
