@@ -226,14 +226,7 @@ fn gpu_acceptance_and_anchor_kernels_match_the_cpu() {
     let strain_ref = weft_solver::integrator::stretch_strains(f, &sim.q);
     let mut r = weft_potentials::testing::xorshift(0x5eed_0a11);
     for trial in 0..20 {
-        let mut q = sim.q.clone();
-        for x in q.chunks_mut(5) {
-            for c in 0..3 {
-                x[c] += 3e-4 * r();
-            }
-            x[3] += 1e-4 * r();
-            x[4] += 1e-4 * r();
-        }
+        let mut q = common::jiggled(&sim.q, &mut r);
         if trial % 2 == 1 {
             for e in [3 * trial + 50, 2 * trial] {
                 let s = &segs[e];

@@ -870,14 +870,7 @@ fn acceptance_and_anchor_math_match_the_cpu() {
     let mut r = xorshift(0x5eed_00a1);
     let mut crossings = 0;
     for _ in 0..50 {
-        let mut q = sim.q.clone();
-        for x in q.chunks_mut(5) {
-            for c in 0..3 {
-                x[c] += 3e-4 * r();
-            }
-            x[3] += 1e-4 * r();
-            x[4] += 1e-4 * r();
-        }
+        let q = common::jiggled(&sim.q, &mut r);
         let cpu = weft_solver::integrator::stretch_strains(f, &q);
         for (i, s) in segs.iter().enumerate() {
             let k = s.family.slot();

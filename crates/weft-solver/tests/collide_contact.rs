@@ -9,18 +9,11 @@ use weft_solver::collide::*;
 
 fn colliders() -> Vec<Collider> {
     let (v, t) = cube(0.25);
-    let moving = RigidMotion::new(&[
-        Keyframe {
-            time: 0.0,
-            translation: Vector3::zeros(),
-            rotation: None,
-        },
-        Keyframe {
-            time: 1.0,
-            translation: Vector3::new(0.1, 0.05, 0.0),
-            rotation: Some(Vector3::new(0.2, 0.5, -0.3)),
-        },
-    ])
+    let moving = RigidMotion::from_rest(
+        1.0,
+        Vector3::new(0.1, 0.05, 0.0),
+        Some(Vector3::new(0.2, 0.5, -0.3)),
+    )
     .unwrap();
     vec![
         Collider::new(

@@ -160,19 +160,7 @@ fn plane_contact_derivatives_match_finite_differences() {
 #[test]
 fn planes_move_with_the_collider() {
     let d = Vector3::new(0.0, -0.01, 0.0);
-    let motion = RigidMotion::new(&[
-        Keyframe {
-            time: 0.0,
-            translation: Vector3::zeros(),
-            rotation: None,
-        },
-        Keyframe {
-            time: 1.0,
-            translation: d,
-            rotation: None,
-        },
-    ])
-    .unwrap();
+    let motion = RigidMotion::from_rest(1.0, d, None).unwrap();
     let c = Collider::new(l_prism(), K, 0.0)
         .unwrap()
         .with_motion(motion);

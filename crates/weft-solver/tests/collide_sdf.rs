@@ -326,6 +326,22 @@ fn motion_interpolates_keyframes() {
 
 /// The velocity of a collider point equals the time derivative of the
 /// transform applied to that material point.
+/// `RigidMotion::from_rest` is the two-keyframe motion from the identity:
+/// constant velocities `translation/duration` and `rotation/duration`, the
+/// final pose held after `duration`, and a non-positive duration rejected.
+#[test]
+fn motion_from_rest_moves_at_constant_velocity() {
+    let (d, w) = (Vector3::new(0.2, -0.1, 0.05), Vector3::new(0.0, 0.6, 0.0));
+    let m = RigidMotion::from_rest(2.0, d, Some(w)).unwrap();
+    assert!((m.linear_velocity(0.7) - d / 2.0).norm() < 1e-15);
+    assert!((m.angular_velocity(1.3) - w / 2.0).norm() < 1e-15);
+    let end = m.transform(5.0);
+    assert!((end.translation.vector - d).norm() < 1e-15);
+    assert!((end.rotation.scaled_axis() - w).norm() < 1e-14);
+    assert!(m.linear_velocity(5.0).norm() == 0.0);
+    assert!(RigidMotion::from_rest(0.0, d, None).is_err());
+}
+
 #[test]
 fn moving_collider_velocity_matches_fd_of_transform() {
     let mut rng = Rng::new(8);

@@ -11,7 +11,7 @@ use weft_core::{
 };
 use weft_potentials::testing::xorshift;
 use weft_solver::bsr::{Block, BlockSparse};
-use weft_solver::collide::{Capsule, Collider, Keyframe, Plane, RigidMotion, Sphere, TriangleMesh};
+use weft_solver::collide::{Capsule, Collider, Plane, RigidMotion, Sphere, TriangleMesh};
 use weft_solver::{Assembler, Handle, LinearSolver, Settings, Simulation};
 
 /// `‖a - b‖₂ / ‖b‖₂` over all entries (`‖a‖₂` when `b = 0`).
@@ -101,18 +101,11 @@ pub fn scene() -> Assembler {
         0.2,
     )
     .unwrap();
-    let motion = RigidMotion::new(&[
-        Keyframe {
-            time: 0.0,
-            translation: Vector3::new(0.0, 0.0, 0.0),
-            rotation: None,
-        },
-        Keyframe {
-            time: 1.0,
-            translation: Vector3::new(0.01, 0.002, 0.0),
-            rotation: Some(Vector3::new(0.0, 0.3, 0.1)),
-        },
-    ])
+    let motion = RigidMotion::from_rest(
+        1.0,
+        Vector3::new(0.01, 0.002, 0.0),
+        Some(Vector3::new(0.0, 0.3, 0.1)),
+    )
     .unwrap();
     let capsule = Collider::new(
         Capsule::new(
@@ -175,6 +168,21 @@ pub fn inputs(a: &Assembler, seed: u64, perturb: bool) -> StepInputs {
         anchors,
         h: 1e-3,
     }
+}
+
+/// `q` (`5 n`) with every position coordinate moved by up to ±0.3 mm and
+/// both arc-length coordinates by up to ±0.1 mm (`r` uniform in [-1, 1]):
+/// configurations for the acceptance checks, some of them out of order.
+pub fn jiggled(q: &[f64], r: &mut impl FnMut() -> f64) -> Vec<f64> {
+    let mut q = q.to_vec();
+    for x in q.chunks_mut(5) {
+        for c in 0..3 {
+            x[c] += 3e-4 * r();
+        }
+        x[3] += 1e-4 * r();
+        x[4] += 1e-4 * r();
+    }
+    q
 }
 
 /// Makes `m` strictly diagonally dominant (adds each row's absolute sum to
@@ -275,18 +283,11 @@ pub fn mesh_scene() -> Assembler {
         0.3,
     )
     .unwrap();
-    let motion = RigidMotion::new(&[
-        Keyframe {
-            time: 0.0,
-            translation: Vector3::zeros(),
-            rotation: None,
-        },
-        Keyframe {
-            time: 1.0,
-            translation: Vector3::new(0.002, -0.0005, 0.001),
-            rotation: Some(Vector3::new(0.0, 0.3, 0.0)),
-        },
-    ])
+    let motion = RigidMotion::from_rest(
+        1.0,
+        Vector3::new(0.002, -0.0005, 0.001),
+        Some(Vector3::new(0.0, 0.3, 0.0)),
+    )
     .unwrap();
     let moving = Collider::new(
         mesh_box([0.024, -0.01, -0.008], [0.045, 0.0042, 0.016]),
@@ -305,19 +306,7 @@ pub fn mesh_scene() -> Assembler {
 /// instead of the sphere.
 pub fn patch_on_mesh() -> Simulation {
     let mut sim = patch();
-    let motion = RigidMotion::new(&[
-        Keyframe {
-            time: 0.0,
-            translation: Vector3::zeros(),
-            rotation: None,
-        },
-        Keyframe {
-            time: 1.0,
-            translation: Vector3::new(0.0, 0.002, 0.0),
-            rotation: None,
-        },
-    ])
-    .unwrap();
+    let motion = RigidMotion::from_rest(1.0, Vector3::new(0.0, 0.002, 0.0), None).unwrap();
     let mesh = mesh_box([-0.002, -0.01, -0.002], [0.0065, -0.0005, 0.0065]);
     sim.assembler.contact.colliders = vec![(
         Collider::new(mesh, 200.0, 0.3).unwrap().with_motion(motion),

@@ -37,6 +37,33 @@ pub struct RigidMotion {
 }
 
 impl RigidMotion {
+    /// Motion from the identity pose at `t = 0` to `translation` (m) and
+    /// `rotation` (rotation vector, rad; `None` = none) at `t = duration`
+    /// (s), at constant linear and angular velocity, held afterwards: the
+    /// two keyframes `(0, 0, None)` and `(duration, translation, rotation)`.
+    ///
+    /// # Errors
+    /// As [`RigidMotion::new`]: a `duration` that is not positive and
+    /// finite, or a non-finite translation or rotation (keyframe 1).
+    pub fn from_rest(
+        duration: f64,
+        translation: Vector3<f64>,
+        rotation: Option<Vector3<f64>>,
+    ) -> Result<Self, CollideError> {
+        Self::new(&[
+            Keyframe {
+                time: 0.0,
+                translation: Vector3::zeros(),
+                rotation: None,
+            },
+            Keyframe {
+                time: duration,
+                translation,
+                rotation,
+            },
+        ])
+    }
+
     /// Motion through `keyframes` (at least one; times strictly increasing).
     ///
     /// # Errors
