@@ -67,17 +67,8 @@ impl StepHost<'_> {
     /// every handle node, `(x(t + h) - x_n)/h` per coordinate (m/s), as
     /// `(DOF index, value)` pairs.
     pub fn handle_velocities(&self, q_n: &[f64], h: f64) -> Vec<(usize, f64)> {
-        let mut out = Vec::new();
-        for (hd, x0) in self.handles.iter().zip(self.handle_x0) {
-            let d = hd.displacement(self.t + h);
-            for (&nd, x0) in hd.nodes.iter().zip(x0) {
-                for c in 0..3 {
-                    let i = 5 * nd + c;
-                    out.push((i, (x0[c] + d[c] - q_n[i]) / h));
-                }
-            }
-        }
-        out
+        let q_handles: Vec<f64> = self.handle_dofs().iter().map(|&i| q_n[i]).collect();
+        self.handle_velocities_from(&q_handles, h)
     }
 
     /// The DOF indices of the handle nodes' positions, in the order of
