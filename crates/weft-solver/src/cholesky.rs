@@ -28,10 +28,10 @@
 
 use crate::bsr::{B, BlockSparse};
 use crate::pcg::Preconditioner;
-use faer::linalg::solvers::Solve;
-use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::sparse::linalg::cholesky::{LltRef, SymbolicCholesky, factorize_symbolic_cholesky};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
-use faer::{MatMut, Side};
+use faer::{Conj, MatMut, Par, Side};
 
 /// The numeric factorisation found a non-positive pivot (the matrix is not
 /// positive definite on the free DOFs), or faer could not allocate the
@@ -56,10 +56,15 @@ pub struct SparseCholesky {
     source: Vec<usize>,
     /// Gathered values of the lower triangle.
     values: Vec<f64>,
-    symbolic: SymbolicLlt<usize>,
-    factor: Option<Llt<usize, f64>>,
-    /// Work vector of the compact size.
-    work: std::sync::Mutex<Vec<f64>>,
+    symbolic: SymbolicCholesky<usize>,
+    /// Values of the supernodal factor `L` (faer's layout; allocated at the
+    /// first factorisation and reused by later ones).
+    l_values: Vec<f64>,
+    /// Whether `l_values` holds a valid factor.
+    factored: bool,
+    /// Work vector of the compact size and faer's solve scratch, reused by
+    /// every application.
+    work: std::sync::Mutex<(Vec<f64>, MemBuffer)>,
 }
 
 impl SparseCholesky {
@@ -110,9 +115,16 @@ impl SparseCholesky {
         }
         let symbolic = {
             let pattern = SymbolicSparseColMatRef::new_checked(m, m, &col_ptr, None, &row_idx);
-            SymbolicLlt::try_new(pattern, Side::Lower)
-                .map_err(|e| NotPositiveDefinite(format!("symbolic analysis: {e:?}")))?
+            factorize_symbolic_cholesky(
+                pattern,
+                Side::Lower,
+                Default::default(),
+                Default::default(),
+            )
+            .map_err(|e| NotPositiveDefinite(format!("symbolic analysis: {e:?}")))?
         };
+        let solve_scratch = MemBuffer::try_new(symbolic.solve_in_place_scratch::<f64>(1, Par::Seq))
+            .map_err(|e| NotPositiveDefinite(format!("solve workspace: {e:?}")))?;
         let values = vec![0.0; row_idx.len()];
         Ok(Self {
             free: free.to_vec(),
@@ -122,8 +134,9 @@ impl SparseCholesky {
             source,
             values,
             symbolic,
-            factor: None,
-            work: std::sync::Mutex::new(vec![0.0; m]),
+            l_values: Vec::new(),
+            factored: false,
+            work: std::sync::Mutex::new((vec![0.0; m], solve_scratch)),
         })
     }
 
@@ -151,16 +164,41 @@ impl SparseCholesky {
         let pattern =
             SymbolicSparseColMatRef::new_checked(m, m, &self.col_ptr, None, &self.row_idx);
         let mat = SparseColMatRef::new(pattern, &self.values);
-        self.factor = None;
-        let llt = Llt::try_new_with_symbolic(self.symbolic.clone(), mat, Side::Lower)
+        self.factored = false;
+        let len = self.symbolic.len_val();
+        if self.l_values.len() != len {
+            self.l_values = Vec::new();
+            self.l_values
+                .try_reserve_exact(len)
+                .map_err(|e| NotPositiveDefinite(format!("factor storage: {e}")))?;
+            self.l_values.resize(len, 0.0);
+        }
+        // The numeric factorisation has dense supernode updates large
+        // enough to profit from both cores.
+        let par = Par::rayon(0);
+        let mut scratch = MemBuffer::try_new(
+            self.symbolic
+                .factorize_numeric_llt_scratch::<f64>(par, Default::default()),
+        )
+        .map_err(|e| NotPositiveDefinite(format!("factorisation workspace: {e:?}")))?;
+        self.symbolic
+            .factorize_numeric_llt::<f64>(
+                &mut self.l_values,
+                mat,
+                Side::Lower,
+                Default::default(),
+                par,
+                MemStack::new(&mut scratch),
+                Default::default(),
+            )
             .map_err(|e| NotPositiveDefinite(format!("{e:?}")))?;
-        self.factor = Some(llt);
+        self.factored = true;
         Ok(())
     }
 
     /// Whether a numeric factor is available.
     pub fn is_factored(&self) -> bool {
-        self.factor.is_some()
+        self.factored
     }
 }
 
@@ -169,13 +207,24 @@ impl Preconditioner for SparseCholesky {
     /// numeric factor. Without a factor, `z = r` masked.
     fn apply(&self, r: &[f64], z: &mut [f64]) {
         z.iter_mut().for_each(|x| *x = 0.0);
-        let mut w = self.work.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.work.lock().unwrap_or_else(|e| e.into_inner());
+        let (w, scratch) = &mut *guard;
         for (wk, &d) in w.iter_mut().zip(&self.free_dofs) {
             *wk = r[d];
         }
-        if let Some(f) = &self.factor {
+        if self.factored {
             let m = w.len();
-            f.solve_in_place(MatMut::from_column_major_slice_mut(&mut w, m, 1));
+            // One right-hand side: the supernodal triangular solves stream
+            // the factor once each and are memory-bound; faer's parallel
+            // variant measured 15 % slower than the sequential one here
+            // (0.163 s against 0.142 s per application on the 200x200
+            // sphere-scene factor, 2-core Xeon).
+            LltRef::<'_, usize, f64>::new(&self.symbolic, &self.l_values).solve_in_place_with_conj(
+                Conj::No,
+                MatMut::from_column_major_slice_mut(w, m, 1),
+                Par::Seq,
+                MemStack::new(scratch),
+            );
         }
         for (wk, &d) in w.iter().zip(&self.free_dofs) {
             z[d] = *wk;
