@@ -15,6 +15,7 @@ pub mod multigrid;
 pub mod par;
 pub mod pcg;
 pub mod step;
+mod trisolve;
 
 pub use assembly::{Assembler, Energies, Tie};
 pub use integrator::{

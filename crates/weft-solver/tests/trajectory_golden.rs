@@ -19,6 +19,12 @@
 //! round-off: the step, Newton and rejection counts are as before
 //! (Cholesky 42 / 354 / 11, block-Jacobi 67 / 413 (was 414) / 14).
 //!
+//! A second re-recording of the two Cholesky goldens followed the
+//! tree-parallel triangular solves (`trisolve.rs`), which add in another
+//! order than faer's: the final sums moved by 1e-9 to 1e-8 relative (the
+//! PCG tolerance is 1e-8) and the Cholesky scene's CG count went from 2,647
+//! to 2,770 (steps, Newton iterations and rejections unchanged).
+//!
 //! faer (the sparse Cholesky factor) picks its SIMD kernels at run time, so
 //! on a CPU of another SIMD level than the reference machine the bits may
 //! legitimately differ: there the step counts must still match exactly and
@@ -174,15 +180,15 @@ fn one_iteration_is_unchanged() {
 
 const GOLDEN_CHOLESKY: ([u64; 7], [usize; 4]) = (
     [
-        0x3fe8f661d7c2d707,
-        0xc0220d3b22a77ba0,
-        0x3f7ef85d72199dd7,
-        0x40067326e4c80479,
+        0x3fe8f661bbf47d9e,
+        0xc0220d3b92524bbd,
+        0x3f7ef85d8251cbbe,
+        0x40067329020ecd55,
         0x3f947ae147ae147b,
-        0x3d9f4e0df638d968,
+        0x3d9f4e14474dab1a,
         0x3fe70a3d70a3d70f,
     ],
-    [42, 354, 2647, 11],
+    [42, 354, 2770, 11],
 );
 const GOLDEN_BLOCK_JACOBI: ([u64; 7], [usize; 4]) = (
     [
@@ -198,13 +204,13 @@ const GOLDEN_BLOCK_JACOBI: ([u64; 7], [usize; 4]) = (
 );
 const GOLDEN_ONE_ITERATION: ([u64; 7], [usize; 4]) = (
     [
-        0x3febbe5cf0fda4bc,
-        0x3ff84bdde1eff23e,
-        0x3f7e4d95a554c19f,
-        0x4026e30666d527a2,
+        0x3febbe5cf0fda484,
+        0x3ff84bdde1efc87b,
+        0x3f7e4d95a554c18a,
+        0x4026e30666d52643,
         0x3f689374bc6a7efa,
-        0x3ee0836137e7add6,
-        0x3fe7080acda48b96,
+        0x3ee0836137e7ade5,
+        0x3fe7080acda48b67,
     ],
     [3, 3, 43, 0],
 );
