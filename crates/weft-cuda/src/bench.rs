@@ -74,7 +74,7 @@ pub fn measure(
     full_step: bool,
 ) -> Result<GpuBench, CudaStepError> {
     let nodes = sim.assembler.fabric.node_count();
-    let blocks = sim.assembler.matrix.nnz_blocks();
+    let blocks = sim.assembler.matrix.nnz_blocks_general();
     let used0 = used_memory(backend)?;
     let mut cs = CudaSimulation::new(backend, sim)?;
     let h = cs.sim.h;

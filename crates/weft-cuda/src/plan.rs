@@ -1,7 +1,8 @@
 //! The flat arrays the assembly kernels read, built once from a CPU
 //! [`Assembler`]: element node lists, arc-length slots, materials, the
-//! element-to-block scatter maps (taken from the assembler's own matrix
-//! pattern, so both backends write the same blocks), the element colourings
+//! element-to-block scatter maps (built on the general-mode form, both
+//! triangles, of the assembler's own matrix pattern, so both backends write
+//! the same blocks; the CPU stores only the upper ones), the element colourings
 //! (the CPU assembler's own, taken over unchanged), and the node data of colliders, anchors and
 //! point masses. The layouts are those documented in
 //! `kernels/weft_assembly.cu` and `kernels/weft_pcg.cu`.
@@ -245,7 +246,11 @@ impl AssemblyPlan {
     /// [`PlanError::TooLarge`] beyond 32-bit indices.
     pub fn new(assembler: &Assembler) -> Result<Self, PlanError> {
         let f: &Fabric = &assembler.fabric;
-        let m: &BlockSparse = &assembler.matrix;
+        // The device stores both triangles (its SpMV runs one thread per
+        // block row without write conflicts); the CPU matrix stores the
+        // upper one.
+        let general: BlockSparse = assembler.matrix.general_pattern();
+        let m = &general;
         let n = f.node_count();
         let el = &f.elements;
         let idx = |i: usize, j: usize| -> Result<u32, PlanError> {

@@ -29,6 +29,12 @@
 //! do no net work (`q̇·f_in = -½ q̇ᵀṀq̇` balances the change of `M`), so the
 //! explicit treatment is a consistent first-order splitting.
 //!
+//! Storage: the matrix is symmetric (up to the node-diagonal blocks of
+//! collider friction, which are stored whole), so it is kept in the
+//! symmetric mode of [`BlockSparse`]: only the blocks on and above the
+//! diagonal. Each element adds the blocks of its node pairs `(a, b)` with
+//! `a ≤ b`; its other blocks are their transposes.
+//!
 //! Parallelism: the elements of each type are coloured once so that no two
 //! elements of a colour share a node; each colour is evaluated in parallel
 //! and writes straight into its own blocks through a precomputed
@@ -290,7 +296,16 @@ impl Assembler {
             ]);
         }
         let matrix = BlockSparse::from_pairs(n, pairs);
-        let idx = |i: usize, j: usize| matrix.index(i, j).expect("pair in pattern") as u32;
+        // Blocks below the diagonal are not stored (symmetric mode): the
+        // element matrices are symmetric, so their (j, i) blocks are the
+        // transposes of the (i, j) blocks the scatter adds.
+        let idx = |i: usize, j: usize| {
+            if i > j {
+                LOWER_BLOCK
+            } else {
+                matrix.index(i, j).expect("pair in pattern") as u32
+            }
+        };
         let blocks2 =
             |ns: [usize; 2]| -> [u32; 4] { std::array::from_fn(|k| idx(ns[k / 2], ns[k % 2])) };
         let blocks3 =
@@ -1053,7 +1068,12 @@ unsafe fn scatter_vec<const N: usize>(
     }
 }
 
-/// Adds `local` into the blocks `blocks[k * K + l]` (node pair `(k, l)`).
+/// Scatter-map entry of an element block below the diagonal, which the
+/// symmetric matrix does not store.
+const LOWER_BLOCK: u32 = u32::MAX;
+
+/// Adds `local` into the blocks `blocks[k * K + l]` (node pair `(k, l)`),
+/// skipping the entries marked [`LOWER_BLOCK`].
 ///
 /// # Safety
 /// `ptr` must point to the matrix values, the block indices must be valid,
@@ -1069,8 +1089,11 @@ unsafe fn scatter_mat<const N: usize>(
         let (ni, si) = map[i];
         for j in 0..N {
             let (nj, sj) = map[j];
-            let b = blocks[ni * k + nj] as usize;
-            unsafe { (*ptr.add(b))[si][sj] += local[(i, j)] };
+            let b = blocks[ni * k + nj];
+            if b == LOWER_BLOCK {
+                continue;
+            }
+            unsafe { (*ptr.add(b as usize))[si][sj] += local[(i, j)] };
         }
     }
 }

@@ -174,14 +174,28 @@ impl SparseCholesky {
                 if inode < jn {
                     continue;
                 }
-                let blk = a.index(inode, jn).expect("structurally symmetric pattern");
+                // Entry (inode r, jn c) of A: in symmetric storage an
+                // off-diagonal one is entry [c][r] of the stored block
+                // (jn, inode); otherwise entry [r][c] of block (inode, jn).
+                let (blk, transposed) = if a.symmetric && inode != jn {
+                    (k, true)
+                } else {
+                    (
+                        a.index(inode, jn).expect("structurally symmetric pattern"),
+                        false,
+                    )
+                };
                 for r in 0..B {
                     let di = B * inode + r;
                     if di < dj || compact[di] == usize::MAX {
                         continue;
                     }
                     row_idx.push(compact[di]);
-                    source.push(blk * B * B + r * B + c);
+                    source.push(if transposed {
+                        blk * B * B + c * B + r
+                    } else {
+                        blk * B * B + r * B + c
+                    });
                 }
             }
             col_ptr.push(row_idx.len());
@@ -368,12 +382,9 @@ mod tests {
                 if j <= i {
                     continue;
                 }
-                let q = a.index(j, i).expect("symmetric pattern");
                 for r in 0..B {
                     for c in 0..B {
-                        let v = rnd();
-                        a.values[p][r][c] = v;
-                        a.values[q][c][r] = v;
+                        a.values[p][r][c] = rnd();
                     }
                 }
             }

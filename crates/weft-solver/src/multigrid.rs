@@ -463,6 +463,11 @@ pub struct Hierarchy {
     levels: Vec<Level>,
     /// Matrices of levels 1.. (level 0 is the caller's matrix).
     matrices: Vec<BlockSparse>,
+    /// A general-mode copy of a symmetric-mode fine matrix (the smoothers
+    /// and the Galerkin products read whole block rows), refreshed by
+    /// [`Hierarchy::update`]; `None` when the caller's matrix is general.
+    /// Costs the general matrix's memory on top of the caller's.
+    fine_general: Option<BlockSparse>,
     coarse: SparseCholesky,
 }
 
@@ -562,6 +567,8 @@ impl Hierarchy {
         free: &[f64],
         options: MultigridOptions,
     ) -> Result<Self, NotPositiveDefinite> {
+        let fine_general = a.symmetric.then(|| a.to_general());
+        let a = fine_general.as_ref().unwrap_or(a);
         let mut levels = Vec::new();
         let mut matrices: Vec<BlockSparse> = Vec::new();
         let mut level_free = free.to_vec();
@@ -652,7 +659,7 @@ impl Hierarchy {
                         .map(|d| (c, d as usize)),
                 );
             }
-            let coarse = BlockSparse::from_pairs(nc, pairs);
+            let coarse = BlockSparse::from_pairs_general(nc, pairs);
             // A coarse DOF is free when one of its aggregate's DOFs is.
             let mut coarse_free = vec![0.0; B * nc];
             for (i, &g) in agg.iter().enumerate() {
@@ -685,10 +692,12 @@ impl Hierarchy {
             fine_free: free.to_vec(),
             levels,
             matrices,
+            fine_general: None,
             coarse,
         };
-        h.update(a)?;
+        h.update_general(a)?;
         h.estimate_damping(a);
+        h.fine_general = fine_general;
         Ok(h)
     }
 
@@ -738,6 +747,22 @@ impl Hierarchy {
     /// # Errors
     /// [`NotPositiveDefinite`] when the coarsest matrix cannot be factored.
     pub fn update(&mut self, a: &BlockSparse) -> Result<(), NotPositiveDefinite> {
+        let mut fine_general = self.fine_general.take();
+        if let Some(g) = &mut fine_general {
+            a.copy_values_to_general(g);
+        }
+        let result = self.update_general(fine_general.as_ref().unwrap_or(a));
+        self.fine_general = fine_general;
+        result
+    }
+
+    /// The fine matrix the smoothers use: the general-mode copy of `a` when
+    /// `a` is symmetric-mode, else `a`.
+    fn fine<'a>(&'a self, a: &'a BlockSparse) -> &'a BlockSparse {
+        self.fine_general.as_ref().unwrap_or(a)
+    }
+
+    fn update_general(&mut self, a: &BlockSparse) -> Result<(), NotPositiveDefinite> {
         for l in 0..self.levels.len() {
             let (done, rest) = self.matrices.split_at_mut(l);
             let fine = if l == 0 { a } else { &done[l - 1] };
@@ -889,7 +914,7 @@ impl Multigrid<'_> {
             return;
         }
         let a = if l == 0 {
-            self.matrix
+            h.fine(self.matrix)
         } else {
             &h.matrices[l - 1]
         };

@@ -12,6 +12,7 @@ use weft_solver::pcg::{BlockJacobi, CpuOps, PcgStatus, pcg};
 use weft_solver::{Assembler, LinearSolver, Settings, Simulation, Tie};
 
 fn dense(a: &BlockSparse) -> DMatrix<f64> {
+    let a = &a.to_general();
     let mut d = DMatrix::zeros(B * a.n, B * a.n);
     for i in 0..a.n {
         for k in a.row_ptr[i]..a.row_ptr[i + 1] {
@@ -36,16 +37,17 @@ fn spmv_and_pcg() {
         .map(|i| (i, i + 1))
         .chain((0..n - 3).map(|i| (i, i + 3)))
         .collect();
+    // Symmetric storage (upper triangle), as the assembler builds it.
     let mut a = BlockSparse::from_pairs(n, pairs);
-    // SPD: random symmetric off-diagonal blocks, dominant diagonal.
+    assert!(a.symmetric);
+    // SPD: random off-diagonal blocks (their transposes below the
+    // diagonal), dominant diagonal.
     for i in 0..n {
         for k in a.row_ptr[i]..a.row_ptr[i + 1] {
             let j = a.cols[k] as usize;
+            assert!(j >= i, "only the upper triangle is stored");
             if j > i {
-                let blk: [[f64; B]; B] = std::array::from_fn(|_| std::array::from_fn(|_| r()));
-                a.values[k] = blk;
-                let kt = a.index(j, i).unwrap();
-                a.values[kt] = std::array::from_fn(|p| std::array::from_fn(|q| blk[q][p]));
+                a.values[k] = std::array::from_fn(|_| std::array::from_fn(|_| r()));
             }
         }
         let d = a.diag[i];

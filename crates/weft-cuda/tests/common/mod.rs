@@ -191,14 +191,27 @@ pub fn jiggled(q: &[f64], r: &mut impl FnMut() -> f64) -> Vec<f64> {
 /// Hessians (`Assembler::exact_hessians = true`), which are indefinite for
 /// compressed or bent yarns; the default, projected matrix is SPD as it is.
 pub fn make_spd(m: &mut BlockSparse) {
+    // Absolute row sums of the whole matrix; in symmetric storage a stored
+    // block (i, j), j > i, also stands for its transpose in block row j.
+    let mut sums = vec![0.0f64; 5 * m.n];
     for i in 0..m.n {
-        for r in 0..5 {
-            let mut sum = 0.0;
-            for k in m.row_ptr[i]..m.row_ptr[i + 1] {
-                sum += m.values[k][r].iter().map(|x| x.abs()).sum::<f64>();
+        for k in m.row_ptr[i]..m.row_ptr[i + 1] {
+            let j = m.cols[k] as usize;
+            for r in 0..5 {
+                for c in 0..5 {
+                    let a = m.values[k][r][c].abs();
+                    sums[5 * i + r] += a;
+                    if m.symmetric && j != i {
+                        sums[5 * j + c] += a;
+                    }
+                }
             }
-            let d = m.diag[i];
-            m.values[d][r][r] += sum;
+        }
+    }
+    for i in 0..m.n {
+        let d = m.diag[i];
+        for r in 0..5 {
+            m.values[d][r][r] += sums[5 * i + r];
         }
     }
 }
