@@ -68,7 +68,7 @@
 //! the matrix (smoothed aggregation) or adding rotations to the coarse space
 //! is the next step.
 
-use crate::bsr::{B, Block, BlockSparse};
+use crate::bsr::{B, Block, BlockSparse, LowerIndex};
 use crate::cholesky::{NotPositiveDefinite, SparseCholesky};
 use crate::par::PARALLEL_MIN;
 use crate::pcg::Preconditioner;
@@ -142,22 +142,23 @@ struct Lines {
 
 impl Lines {
     /// Finds the lines of `a` along component `comp` (see module docs).
-    fn detect(a: &BlockSparse, comp: usize, threshold: f64) -> Self {
+    /// `lower` is `a`'s [`LowerIndex`] when `a` is symmetric-mode.
+    fn detect(a: &BlockSparse, lower: Option<&LowerIndex>, comp: usize, threshold: f64) -> Self {
         let n = a.n;
         let diag = |i: usize| a.values[a.diag[i]][comp][comp].abs();
         let pick = |i: usize| -> [u32; 2] {
             let mut best = [(0.0f64, u32::MAX); 2];
             let di = diag(i);
-            for k in a.row_ptr[i]..a.row_ptr[i + 1] {
-                let j = a.cols[k] as usize;
+            // A diagonal entry of a block is the same in its transpose.
+            a.for_each_in_row(lower, i, |j, blk, _| {
                 if j == i {
-                    continue;
+                    return;
                 }
-                let s = a.values[k][comp][comp].abs();
+                let s = blk[comp][comp].abs();
                 // NaN strengths fail this test too.
                 let strong = s > threshold * (di * diag(j)).sqrt();
                 if !strong {
-                    continue;
+                    return;
                 }
                 if s > best[0].0 {
                     best[1] = best[0];
@@ -165,7 +166,7 @@ impl Lines {
                 } else if s > best[1].0 {
                     best[1] = (s, j as u32);
                 }
-            }
+            });
             [best[0].1, best[1].1]
         };
         let picks: Vec<[u32; 2]> = if n < PARALLEL_MIN {
@@ -226,13 +227,12 @@ impl Lines {
         let mut width = vec![0usize; lines];
         for i in 0..n {
             let l = line_of[i];
-            for k in a.row_ptr[i]..a.row_ptr[i + 1] {
-                let j = a.cols[k] as usize;
+            a.for_each_in_row(lower, i, |j, _, _| {
                 if line_of[j] == l {
                     let d = (slot[i] as i64 - slot[j] as i64).unsigned_abs() as usize;
                     width[l as usize] = width[l as usize].max(d);
                 }
-            }
+            });
         }
         let band: Vec<usize> = width.iter().map(|&w| B * w + B - 1).collect();
         let mut factor_start = Vec::with_capacity(lines + 1);
@@ -262,7 +262,7 @@ impl Lines {
     /// DOFs; identity rows and columns on fixed DOFs). A pivot that is not
     /// clearly positive (an indefinite matrix) is replaced by the magnitude of
     /// the original diagonal entry, so the factor stays SPD.
-    fn factor(&mut self, a: &BlockSparse, free: &[f64]) {
+    fn factor(&mut self, a: &BlockSparse, lower: Option<&LowerIndex>, free: &[f64]) {
         let Self {
             start,
             nodes,
@@ -289,16 +289,14 @@ impl Lines {
             for t in s0..start[l + 1] {
                 let i = nodes[t] as usize;
                 let p = t - s0;
-                for k in a.row_ptr[i]..a.row_ptr[i + 1] {
-                    let j = a.cols[k] as usize;
+                a.for_each_in_row(lower, i, |j, blk, transposed| {
                     if line_of[j] as usize != l {
-                        continue;
+                        return;
                     }
                     let q = slot[j] as usize - s0;
                     if q > p {
-                        continue;
+                        return;
                     }
-                    let blk = &a.values[k];
                     for r in 0..B {
                         let row = B * p + r;
                         for c in 0..B {
@@ -308,8 +306,9 @@ impl Lines {
                             }
                             let fr = free[B * i + r] != 0.0;
                             let fc = free[B * j + c] != 0.0;
+                            let v = if transposed { blk[c][r] } else { blk[r][c] };
                             f[row * w1 + col + bw - row] = if fr && fc {
-                                blk[r][c]
+                                v
                             } else if row == col {
                                 1.0
                             } else {
@@ -317,7 +316,7 @@ impl Lines {
                             };
                         }
                     }
-                }
+                });
             }
             band_cholesky(&mut f, bw);
             out.iter_mut().zip(&f).for_each(|(o, v)| *o = *v as f32);
@@ -463,11 +462,10 @@ pub struct Hierarchy {
     levels: Vec<Level>,
     /// Matrices of levels 1.. (level 0 is the caller's matrix).
     matrices: Vec<BlockSparse>,
-    /// A general-mode copy of a symmetric-mode fine matrix (the smoothers
-    /// and the Galerkin products read whole block rows), refreshed by
-    /// [`Hierarchy::update`]; `None` when the caller's matrix is general.
-    /// Costs the general matrix's memory on top of the caller's.
-    fine_general: Option<BlockSparse>,
+    /// The transposed index of a symmetric-mode fine matrix (the smoothers
+    /// and the Galerkin products read whole block rows); `None` when the
+    /// caller's matrix is general-mode. Coarse levels are general-mode.
+    fine_lower: Option<LowerIndex>,
     coarse: SparseCholesky,
 }
 
@@ -567,19 +565,21 @@ impl Hierarchy {
         free: &[f64],
         options: MultigridOptions,
     ) -> Result<Self, NotPositiveDefinite> {
-        let fine_general = a.symmetric.then(|| a.to_general());
-        let a = fine_general.as_ref().unwrap_or(a);
+        let fine_lower = a.symmetric.then(|| a.lower_index());
         let mut levels = Vec::new();
         let mut matrices: Vec<BlockSparse> = Vec::new();
         let mut level_free = free.to_vec();
         loop {
-            let cur = matrices.last().unwrap_or(a);
+            let (cur, cur_lower) = match matrices.last() {
+                Some(m) => (m, None),
+                None => (a, fine_lower.as_ref()),
+            };
             let n = cur.n;
             if n <= options.coarse_nodes || levels.len() + 1 >= options.max_levels {
                 break;
             }
-            let warp = Lines::detect(cur, FAMILY_COMPONENT[0], options.line_threshold);
-            let weft = Lines::detect(cur, FAMILY_COMPONENT[1], options.line_threshold);
+            let warp = Lines::detect(cur, cur_lower, FAMILY_COMPONENT[0], options.line_threshold);
+            let weft = Lines::detect(cur, cur_lower, FAMILY_COMPONENT[1], options.line_threshold);
             let (agg, nc) = aggregate(&warp, &weft, n);
             if 10 * nc > 7 * n {
                 break;
@@ -646,10 +646,9 @@ impl Hierarchy {
                 let mut row: Vec<u32> = Vec::new();
                 for t in t_ptr[c]..t_ptr[c + 1] {
                     let i = t_row[t] as usize;
-                    for k in cur.row_ptr[i]..cur.row_ptr[i + 1] {
-                        let j = cur.cols[k] as usize;
+                    cur.for_each_in_row(cur_lower, i, |j, _, _| {
                         row.extend_from_slice(&p_col[p_ptr[j]..p_ptr[j + 1]]);
-                    }
+                    });
                 }
                 row.sort_unstable();
                 row.dedup();
@@ -681,7 +680,7 @@ impl Hierarchy {
                 t_w,
                 coarse_free,
             };
-            galerkin(&level, cur, &mut coarse);
+            galerkin(&level, cur, cur_lower, &mut coarse);
             levels.push(level);
             matrices.push(coarse);
         }
@@ -692,12 +691,11 @@ impl Hierarchy {
             fine_free: free.to_vec(),
             levels,
             matrices,
-            fine_general: None,
+            fine_lower,
             coarse,
         };
-        h.update_general(a)?;
+        h.update(a)?;
         h.estimate_damping(a);
-        h.fine_general = fine_general;
         Ok(h)
     }
 
@@ -718,7 +716,8 @@ impl Hierarchy {
             .collect()
     }
 
-    /// Bytes held by the hierarchy (coarse matrices, line factors, maps;
+    /// Bytes held by the hierarchy (coarse matrices, line factors, maps,
+    /// the fine matrix's transposed index;
     /// not the fine matrix and not the coarsest Cholesky factor, which faer
     /// does not report).
     pub fn bytes(&self) -> usize {
@@ -738,6 +737,7 @@ impl Hierarchy {
             })
             .sum();
         lv + self.matrices.iter().map(BlockSparse::bytes).sum::<usize>()
+            + self.fine_lower.as_ref().map_or(0, LowerIndex::bytes)
     }
 
     /// Recomputes every value from a new matrix `a` with the pattern the
@@ -747,34 +747,26 @@ impl Hierarchy {
     /// # Errors
     /// [`NotPositiveDefinite`] when the coarsest matrix cannot be factored.
     pub fn update(&mut self, a: &BlockSparse) -> Result<(), NotPositiveDefinite> {
-        let mut fine_general = self.fine_general.take();
-        if let Some(g) = &mut fine_general {
-            a.copy_values_to_general(g);
-        }
-        let result = self.update_general(fine_general.as_ref().unwrap_or(a));
-        self.fine_general = fine_general;
-        result
-    }
-
-    /// The fine matrix the smoothers use: the general-mode copy of `a` when
-    /// `a` is symmetric-mode, else `a`.
-    fn fine<'a>(&'a self, a: &'a BlockSparse) -> &'a BlockSparse {
-        self.fine_general.as_ref().unwrap_or(a)
-    }
-
-    fn update_general(&mut self, a: &BlockSparse) -> Result<(), NotPositiveDefinite> {
         for l in 0..self.levels.len() {
             let (done, rest) = self.matrices.split_at_mut(l);
-            let fine = if l == 0 { a } else { &done[l - 1] };
+            let (fine, lower) = if l == 0 {
+                (a, self.fine_lower.as_ref())
+            } else {
+                (&done[l - 1], None)
+            };
             let coarse = &mut rest[0];
-            galerkin(&self.levels[l], fine, coarse);
+            galerkin(&self.levels[l], fine, lower, coarse);
         }
         for l in 0..self.levels.len() {
-            let m = if l == 0 { a } else { &self.matrices[l - 1] };
+            let (m, lower) = if l == 0 {
+                (a, self.fine_lower.as_ref())
+            } else {
+                (&self.matrices[l - 1], None)
+            };
             let level = &mut self.levels[l];
             let [warp, weft] = &mut level.lines;
-            warp.factor(m, &level.free);
-            weft.factor(m, &level.free);
+            warp.factor(m, lower, &level.free);
+            weft.factor(m, lower, &level.free);
         }
         let coarsest = self.matrices.last().unwrap_or(a);
         self.coarse.factor(coarsest)
@@ -826,7 +818,12 @@ impl Hierarchy {
 /// Computes the Galerkin coarse matrix `coarse = Pᵀ A P` of `level`'s
 /// prolongator (both sides masked by the free masks), parallel over coarse
 /// block rows; the pattern of `coarse` was built for it.
-fn galerkin(level: &Level, fine: &BlockSparse, coarse: &mut BlockSparse) {
+fn galerkin(
+    level: &Level,
+    fine: &BlockSparse,
+    fine_lower: Option<&LowerIndex>,
+    coarse: &mut BlockSparse,
+) {
     let free = &level.free;
     let cfree = &level.coarse_free;
     let mut rows: Vec<(usize, &mut [Block])> = Vec::with_capacity(coarse.n);
@@ -844,14 +841,13 @@ fn galerkin(level: &Level, fine: &BlockSparse, coarse: &mut BlockSparse) {
         for t in level.t_ptr[c]..level.t_ptr[c + 1] {
             let i = level.t_row[t] as usize;
             let wi = level.t_w[t];
-            for k in fine.row_ptr[i]..fine.row_ptr[i + 1] {
-                let j = fine.cols[k] as usize;
-                let blk = &fine.values[k];
+            fine.for_each_in_row(fine_lower, i, |j, blk, transposed| {
                 let mut m = [[0.0; B]; B];
                 for r in 0..B {
                     let fr = free[B * i + r] * cfree[B * c + r] * wi;
                     for q in 0..B {
-                        m[r][q] = fr * blk[r][q] * free[B * j + q];
+                        let v = if transposed { blk[q][r] } else { blk[r][q] };
+                        m[r][q] = fr * v * free[B * j + q];
                     }
                 }
                 for p in level.p_ptr[j]..level.p_ptr[j + 1] {
@@ -867,7 +863,7 @@ fn galerkin(level: &Level, fine: &BlockSparse, coarse: &mut BlockSparse) {
                         }
                     }
                 }
-            }
+            });
         }
     };
     if fine.n < PARALLEL_MIN / B {
@@ -914,7 +910,7 @@ impl Multigrid<'_> {
             return;
         }
         let a = if l == 0 {
-            h.fine(self.matrix)
+            self.matrix
         } else {
             &h.matrices[l - 1]
         };
