@@ -445,13 +445,7 @@ mod tests {
             general_pattern.nnz_blocks(),
             "upper triangle plus diagonal"
         );
-        let mut seed = 11u64;
-        let mut rnd = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-        };
+        let mut rnd = crate::test_util::uniform(11);
         for b in a.values.iter_mut() {
             *b = std::array::from_fn(|_| std::array::from_fn(|_| rnd()));
         }
@@ -478,10 +472,7 @@ mod tests {
         a.spmv(&x, &mut ys);
         g.spmv(&x, &mut yg);
         let scale = yg.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let err = ys
-            .iter()
-            .zip(&yg)
-            .fold(0.0f64, |m, (p, q)| m.max((p - q).abs()));
+        let err = crate::test_util::max_abs_diff(&ys, &yg);
         assert!(
             err <= 1e-13 * scale,
             "max |y_sym - y_gen| = {err:e} (scale {scale:e})"

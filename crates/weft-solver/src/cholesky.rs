@@ -369,13 +369,7 @@ mod tests {
             }
         }
         let mut a = BlockSparse::from_pairs(k * k, pairs);
-        let mut seed = 7u64;
-        let mut rnd = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-        };
+        let mut rnd = crate::test_util::uniform(7);
         for i in 0..a.n {
             for p in a.row_ptr[i]..a.row_ptr[i + 1] {
                 let j = a.cols[p] as usize;
@@ -442,10 +436,7 @@ mod tests {
             let mut copies = Vec::new();
             schedule.solve(&layout.view(&ch.l_values), &mut x, &mut copies);
             let z: Vec<f64> = layout.inv.iter().map(|&i| x[i]).collect();
-            let err = z
-                .iter()
-                .zip(&reference)
-                .fold(0.0f64, |s, (p, q)| s.max((p - q).abs()));
+            let err = crate::test_util::max_abs_diff(&z, &reference);
             assert!(
                 err <= 1e-12 * scale,
                 "{workers} workers: max |z - z_faer| = {err:e}"

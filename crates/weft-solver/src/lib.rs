@@ -15,6 +15,8 @@ pub mod multigrid;
 pub mod par;
 pub mod pcg;
 pub mod step;
+#[cfg(test)]
+mod test_util;
 mod trisolve;
 
 pub use assembly::{Assembler, Energies, Tie};

@@ -50,14 +50,21 @@ impl Supernodes<'_> {
         self.begin[s]..self.begin[s + 1]
     }
 
-    /// Forward substitution of supernode `s`: `x_s ← L_ss⁻¹ x_s`, then
-    /// `x[pattern] -= L_below x_s`. `tmp` is scratch of any length.
-    fn forward(&self, s: usize, x: &mut [f64], tmp: &mut Vec<f64>) {
+    /// Supernode `s`: its columns, row pattern, column count, row count
+    /// (diagonal block plus pattern) and column-major values.
+    #[allow(clippy::type_complexity)]
+    fn supernode(&self, s: usize) -> (std::ops::Range<usize>, &[usize], usize, usize, &[f64]) {
         let cols = self.columns(s);
         let pat = self.pattern(s);
         let nc = cols.len();
-        let nr = nc + pat.len();
         let l = &self.values[self.val_ptr[s]..self.val_ptr[s + 1]];
+        (cols, pat, nc, nc + pat.len(), l)
+    }
+
+    /// Forward substitution of supernode `s`: `x_s ← L_ss⁻¹ x_s`, then
+    /// `x[pattern] -= L_below x_s`. `tmp` is scratch of any length.
+    fn forward(&self, s: usize, x: &mut [f64], tmp: &mut Vec<f64>) {
+        let (cols, pat, nc, nr, l) = self.supernode(s);
         tmp.clear();
         tmp.resize(pat.len(), 0.0);
         for c in 0..nc {
@@ -82,11 +89,7 @@ impl Supernodes<'_> {
     /// Backward substitution of supernode `s`: `x_s ← L_ssᵀ⁻¹ (x_s −
     /// L_belowᵀ x[pattern])`. `tmp` is scratch of any length.
     fn backward(&self, s: usize, x: &mut [f64], tmp: &mut Vec<f64>) {
-        let cols = self.columns(s);
-        let pat = self.pattern(s);
-        let nc = cols.len();
-        let nr = nc + pat.len();
-        let l = &self.values[self.val_ptr[s]..self.val_ptr[s + 1]];
+        let (cols, pat, nc, nr, l) = self.supernode(s);
         tmp.clear();
         tmp.extend(pat.iter().map(|&i| x[i]));
         for c in (0..nc).rev() {
