@@ -28,7 +28,7 @@
 
 use crate::bsr::{B, BlockSparse};
 use crate::pcg::Preconditioner;
-use crate::trisolve::{SolveSchedule, Supernodes};
+use crate::trisolve::{SolveSchedule, SolveScratch, Supernodes};
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::sparse::linalg::cholesky::{
     LltRef, SymbolicCholesky, SymbolicCholeskyRaw, factorize_symbolic_cholesky,
@@ -48,8 +48,6 @@ pub struct NotPositiveDefinite(pub String);
 pub struct SparseCholesky {
     /// The free mask (1.0 free, 0.0 fixed, length `5 n`) this was built for.
     free: Vec<f64>,
-    /// Compact index of each free DOF, in DOF order.
-    free_dofs: Vec<usize>,
     /// CSC column pointers of the lower triangle (length `m + 1`).
     col_ptr: Vec<usize>,
     /// CSC row indices (sorted within each column).
@@ -65,79 +63,46 @@ pub struct SparseCholesky {
     l_values: Vec<f64>,
     /// Whether `l_values` holds a valid factor.
     factored: bool,
-    /// The supernode structure (`None` when faer chose a simplicial factor)
-    /// and the parallel schedule of the triangular solves.
-    supernodal: Option<SupernodeLayout>,
+    /// The parallel schedule of the triangular solves (`None` when faer
+    /// chose a simplicial factor, which faer's own solve handles).
+    schedule: Option<SolveSchedule>,
+    /// The DOF (index into `5 n`) of each row of the vector the triangular
+    /// solves work on: the free DOFs in the factor's fill-reducing order
+    /// for a supernodal factor, in DOF order for a simplicial one (faer
+    /// permutes internally there).
+    solve_dofs: Vec<usize>,
     /// Work vectors reused by every application (see [`Work`]).
     work: std::sync::Mutex<Work>,
 }
 
 /// Scratch of [`SparseCholesky`]'s application.
 struct Work {
-    /// The right-hand side in compact free-DOF order.
-    compact: Vec<f64>,
-    /// The same, permuted to the factor's order.
-    permuted: Vec<f64>,
-    /// One private vector per worker group of the parallel solve.
-    copies: Vec<Vec<f64>>,
+    /// The right-hand side gathered in `solve_dofs` order.
+    x: Vec<f64>,
+    /// Work vectors of the parallel triangular solves.
+    trisolve: SolveScratch,
     /// faer's solve scratch (simplicial factors).
     faer: MemBuffer,
 }
 
-/// Owned copy of the supernodal structure in the form
-/// [`crate::trisolve::Supernodes`] reads, and the solve schedule.
-struct SupernodeLayout {
-    begin: Vec<usize>,
-    pattern_ptr: Vec<usize>,
-    pattern_len: Vec<usize>,
-    row_idx: Vec<usize>,
-    val_ptr: Vec<usize>,
-    /// Forward and inverse fill-reducing permutation (`x_perm[i] = x[fwd[i]]`).
-    fwd: Vec<usize>,
-    inv: Vec<usize>,
-    schedule: SolveSchedule,
-}
-
-impl SupernodeLayout {
-    fn new(symbolic: &SymbolicCholesky<usize>) -> Option<Self> {
-        let SymbolicCholeskyRaw::Supernodal(sn) = symbolic.raw() else {
-            return None;
-        };
-        let ns = sn.n_supernodes();
-        let mut begin = sn.supernode_begin().to_vec();
-        begin.push(*sn.supernode_end().last().unwrap_or(&0));
-        let m = symbolic.nrows();
-        let (fwd, inv) = match symbolic.perm() {
-            Some(p) => {
-                let (f, i) = p.arrays();
-                (f.to_vec(), i.to_vec())
-            }
-            None => ((0..m).collect(), (0..m).collect()),
-        };
-        let mut layout = Self {
-            begin,
-            pattern_ptr: sn.col_ptr_for_row_idx()[..=ns].to_vec(),
-            pattern_len: sn.nnz_per_super()[..ns].to_vec(),
-            row_idx: sn.row_idx().to_vec(),
-            val_ptr: sn.col_ptr_for_val()[..=ns].to_vec(),
-            fwd,
-            inv,
-            schedule: SolveSchedule::default(),
-        };
-        layout.schedule = SolveSchedule::new(&layout.view(&[]), rayon::current_num_threads());
-        Some(layout)
-    }
-
-    fn view<'a>(&'a self, values: &'a [f64]) -> Supernodes<'a> {
-        Supernodes {
-            begin: &self.begin,
-            pattern_ptr: &self.pattern_ptr,
-            pattern_len: &self.pattern_len,
-            row_idx: &self.row_idx,
-            val_ptr: &self.val_ptr,
-            values,
-        }
-    }
+/// The supernodal structure of `symbolic` (borrowed from faer) with the
+/// factor values `values`; `None` for a simplicial factor.
+fn supernodes<'a>(
+    symbolic: &'a SymbolicCholesky<usize>,
+    values: &'a [f64],
+) -> Option<Supernodes<'a>> {
+    let SymbolicCholeskyRaw::Supernodal(sn) = symbolic.raw() else {
+        return None;
+    };
+    Some(Supernodes {
+        begin: sn.supernode_begin(),
+        end: sn.supernode_end(),
+        pattern_ptr: sn.col_ptr_for_row_idx(),
+        pattern_len: sn.nnz_per_super(),
+        row_idx: sn.row_idx(),
+        val_ptr: sn.col_ptr_for_val(),
+        values,
+    })
 }
 
 impl SparseCholesky {
@@ -210,17 +175,22 @@ impl SparseCholesky {
             )
             .map_err(|e| NotPositiveDefinite(format!("symbolic analysis: {e:?}")))?
         };
-        let supernodal = SupernodeLayout::new(&symbolic);
-        let faer_scratch = if supernodal.is_some() {
-            MemBuffer::new(faer::dyn_stack::StackReq::EMPTY)
+        let schedule = supernodes(&symbolic, &[])
+            .map(|sn| SolveSchedule::new(&sn, rayon::current_num_threads()));
+        let (solve_dofs, faer_scratch) = if schedule.is_some() {
+            let dofs = match symbolic.perm() {
+                Some(p) => p.arrays().0.iter().map(|&f| free_dofs[f]).collect(),
+                None => free_dofs,
+            };
+            (dofs, MemBuffer::new(faer::dyn_stack::StackReq::EMPTY))
         } else {
-            MemBuffer::try_new(symbolic.solve_in_place_scratch::<f64>(1, Par::Seq))
-                .map_err(|e| NotPositiveDefinite(format!("solve workspace: {e:?}")))?
+            let scratch = MemBuffer::try_new(symbolic.solve_in_place_scratch::<f64>(1, Par::Seq))
+                .map_err(|e| NotPositiveDefinite(format!("solve workspace: {e:?}")))?;
+            (free_dofs, scratch)
         };
         let values = vec![0.0; row_idx.len()];
         Ok(Self {
             free: free.to_vec(),
-            free_dofs,
             col_ptr,
             row_idx,
             source,
@@ -228,11 +198,11 @@ impl SparseCholesky {
             symbolic,
             l_values: Vec::new(),
             factored: false,
-            supernodal,
+            schedule,
+            solve_dofs,
             work: std::sync::Mutex::new(Work {
-                compact: vec![0.0; m],
-                permuted: vec![0.0; m],
-                copies: Vec::new(),
+                x: vec![0.0; m],
+                trisolve: SolveScratch::default(),
                 faer: faer_scratch,
             }),
         })
@@ -258,7 +228,7 @@ impl SparseCholesky {
         for (v, &s) in self.values.iter_mut().zip(&self.source) {
             *v = flat[s];
         }
-        let m = self.free_dofs.len();
+        let m = self.solve_dofs.len();
         let pattern =
             SymbolicSparseColMatRef::new_checked(m, m, &self.col_ptr, None, &self.row_idx);
         let mat = SparseColMatRef::new(pattern, &self.values);
@@ -307,38 +277,30 @@ impl Preconditioner for SparseCholesky {
         z.iter_mut().for_each(|x| *x = 0.0);
         let mut guard = self.work.lock().unwrap_or_else(|e| e.into_inner());
         let work = &mut *guard;
-        for (wk, &d) in work.compact.iter_mut().zip(&self.free_dofs) {
-            *wk = r[d];
+        for (x, &d) in work.x.iter_mut().zip(&self.solve_dofs) {
+            *x = r[d];
         }
         if self.factored {
-            if let Some(layout) = &self.supernodal {
+            if let (Some(schedule), Some(sn)) =
+                (&self.schedule, supernodes(&self.symbolic, &self.l_values))
+            {
                 // The triangular solves stream the factor once each and are
                 // memory-bound: run independent subtrees on both cores
                 // (crate::trisolve).
-                for (p, &f) in work.permuted.iter_mut().zip(&layout.fwd) {
-                    *p = work.compact[f];
-                }
-                layout.schedule.solve(
-                    &layout.view(&self.l_values),
-                    &mut work.permuted,
-                    &mut work.copies,
-                );
-                for (c, &i) in work.compact.iter_mut().zip(&layout.inv) {
-                    *c = work.permuted[i];
-                }
+                schedule.solve(&sn, &mut work.x, &mut work.trisolve);
             } else {
-                let m = work.compact.len();
+                let m = work.x.len();
                 LltRef::<'_, usize, f64>::new(&self.symbolic, &self.l_values)
                     .solve_in_place_with_conj(
                         Conj::No,
-                        MatMut::from_column_major_slice_mut(&mut work.compact, m, 1),
+                        MatMut::from_column_major_slice_mut(&mut work.x, m, 1),
                         Par::Seq,
                         MemStack::new(&mut work.faer),
                     );
             }
         }
-        for (wk, &d) in work.compact.iter().zip(&self.free_dofs) {
-            z[d] = *wk;
+        for (x, &d) in work.x.iter().zip(&self.solve_dofs) {
+            z[d] = *x;
         }
     }
 }
@@ -407,11 +369,9 @@ mod tests {
         free[..B].fill(0.0);
         let mut ch = SparseCholesky::new(&a, &free).expect("symbolic");
         ch.factor(&a).expect("SPD");
-        let layout = ch
-            .supernodal
-            .as_ref()
-            .expect("a 8,000-DOF factor is supernodal");
-        let m = ch.free_dofs.len();
+        let sn = supernodes(&ch.symbolic, &ch.l_values).expect("a 8,000-DOF factor is supernodal");
+        let (fwd, inv) = ch.symbolic.perm().expect("AMD ordering").arrays();
+        let m = ch.solve_dofs.len();
         let r: Vec<f64> = (0..m)
             .map(|i| ((i * 37 % 101) as f64 - 50.0) / 7.0)
             .collect();
@@ -426,21 +386,25 @@ mod tests {
         );
         let scale = reference.iter().fold(0.0f64, |s, x| s.max(x.abs()));
         for workers in [1, 2, 3] {
-            let schedule = SolveSchedule::new(&layout.view(&[]), workers);
+            let schedule = SolveSchedule::new(&sn, workers);
             assert_eq!(
                 schedule.groups(),
                 workers,
                 "the 40x40 tree splits for {workers} workers"
             );
-            let mut x: Vec<f64> = layout.fwd.iter().map(|&f| r[f]).collect();
-            let mut copies = Vec::new();
-            schedule.solve(&layout.view(&ch.l_values), &mut x, &mut copies);
-            let z: Vec<f64> = layout.inv.iter().map(|&i| x[i]).collect();
-            let err = crate::test_util::max_abs_diff(&z, &reference);
-            assert!(
-                err <= 1e-12 * scale,
-                "{workers} workers: max |z - z_faer| = {err:e}"
-            );
+            let x0: Vec<f64> = fwd.iter().map(|&f| r[f]).collect();
+            // Twice with one scratch: the second call reuses its vectors.
+            let mut scratch = SolveScratch::default();
+            for round in 0..2 {
+                let mut x = x0.clone();
+                schedule.solve(&sn, &mut x, &mut scratch);
+                let z: Vec<f64> = inv.iter().map(|&i| x[i]).collect();
+                let err = crate::test_util::max_abs_diff(&z, &reference);
+                assert!(
+                    err <= 1e-12 * scale,
+                    "{workers} workers, call {round}: max |z - z_faer| = {err:e}"
+                );
+            }
         }
         // Through the Preconditioner interface (the default worker count).
         let full_r: Vec<f64> = (0..B * a.n)

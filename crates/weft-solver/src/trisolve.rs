@@ -22,14 +22,16 @@
 
 use rayon::prelude::*;
 
-/// Read-only view of a supernodal factor: supernode `s` owns the columns
-/// `begin[s]..begin[s + 1]`, the row pattern below its diagonal block
+/// Read-only view of a supernodal factor, borrowed from faer's symbolic
+/// factorisation: supernode `s` owns the columns `begin[s]..end[s]`, the
+/// row pattern below its diagonal block
 /// `row_idx[pattern_ptr[s]..][..pattern_len[s]]` (sorted), and the values
 /// `values[val_ptr[s]..val_ptr[s + 1]]`, column-major with
 /// `ncols + pattern_len` rows (the lower-triangular diagonal block on top).
 #[derive(Clone, Copy)]
 pub(crate) struct Supernodes<'a> {
     pub begin: &'a [usize],
+    pub end: &'a [usize],
     pub pattern_ptr: &'a [usize],
     pub pattern_len: &'a [usize],
     pub row_idx: &'a [usize],
@@ -47,7 +49,7 @@ impl Supernodes<'_> {
     }
 
     fn columns(&self, s: usize) -> std::ops::Range<usize> {
-        self.begin[s]..self.begin[s + 1]
+        self.begin[s]..self.end[s]
     }
 
     /// Supernode `s`: its columns, row pattern, column count, row count
@@ -123,6 +125,14 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     acc.iter().sum::<f64>() + tail
 }
 
+/// Work vectors of [`SolveSchedule::solve`], reused between calls: one copy
+/// of the right-hand side and one supernode buffer per worker group.
+#[derive(Debug, Default)]
+pub(crate) struct SolveScratch {
+    copies: Vec<Vec<f64>>,
+    tmp: Vec<Vec<f64>>,
+}
+
 /// The split of the supernodal elimination tree into worker groups of whole
 /// subtrees and a sequential top (see the module docs).
 #[derive(Clone, Debug, Default)]
@@ -143,7 +153,7 @@ impl SolveSchedule {
     /// quarter of the streamed values (small or chain-like factors).
     pub(crate) fn new(sn: &Supernodes<'_>, workers: usize) -> Self {
         let ns = sn.count();
-        let n = sn.begin[ns];
+        let n = sn.end.last().copied().unwrap_or(0);
         let mut owner = vec![0usize; n];
         for s in 0..ns {
             owner[sn.columns(s)].fill(s);
@@ -257,59 +267,63 @@ impl SolveSchedule {
         }
     }
 
-    /// Solves `L Lᵀ x = x` in place (permuted numbering). `copies` holds one
-    /// scratch vector per group (resized as needed).
-    pub(crate) fn solve(&self, sn: &Supernodes<'_>, x: &mut [f64], copies: &mut Vec<Vec<f64>>) {
-        let mut tmp = Vec::new();
+    /// Solves `L Lᵀ x = x` in place (permuted numbering), with work
+    /// vectors kept in `scratch` between calls.
+    pub(crate) fn solve(&self, sn: &Supernodes<'_>, x: &mut [f64], scratch: &mut SolveScratch) {
+        let SolveScratch { copies, tmp } = scratch;
+        copies.resize_with(self.groups.len(), Vec::new);
+        tmp.resize_with(self.groups.len(), Vec::new);
         if self.groups.len() == 1 {
+            let tmp = &mut tmp[0];
             for &s in &self.groups[0] {
-                sn.forward(s, x, &mut tmp);
+                sn.forward(s, x, tmp);
             }
             for &s in self.groups[0].iter().rev() {
-                sn.backward(s, x, &mut tmp);
+                sn.backward(s, x, tmp);
             }
             return;
         }
-        copies.resize_with(self.groups.len(), Vec::new);
-        // Forward: groups in parallel on private copies.
-        copies.par_iter_mut().zip(&self.groups).for_each(|(c, g)| {
-            c.clear();
-            c.extend_from_slice(x);
-            let mut tmp = Vec::new();
-            for &s in g {
-                sn.forward(s, c, &mut tmp);
-            }
-        });
+        // Forward: groups in parallel on private copies whose top rows start
+        // at zero, so that they collect only the group's updates of them.
+        let xr: &[f64] = x;
+        let top_columns = &self.top_columns;
+        (copies.par_iter_mut(), tmp.par_iter_mut(), &self.groups)
+            .into_par_iter()
+            .for_each(|(c, t, g)| {
+                c.clear();
+                c.extend_from_slice(xr);
+                for &j in top_columns {
+                    c[j] = 0.0;
+                }
+                for &s in g {
+                    sn.forward(s, c, t);
+                }
+            });
         for (c, cols) in copies.iter().zip(&self.group_columns) {
             for &j in cols {
                 x[j] = c[j];
             }
-        }
-        let mut delta = vec![0.0; self.top_columns.len()];
-        for c in copies.iter() {
-            for (d, &j) in delta.iter_mut().zip(&self.top_columns) {
-                *d += c[j] - x[j];
+            for &j in top_columns {
+                x[j] += c[j];
             }
         }
-        for (d, &j) in delta.iter().zip(&self.top_columns) {
-            x[j] += d;
-        }
         for &s in &self.top {
-            sn.forward(s, x, &mut tmp);
+            sn.forward(s, x, &mut tmp[0]);
         }
         // Backward: the top, then the groups in parallel.
         for &s in self.top.iter().rev() {
-            sn.backward(s, x, &mut tmp);
+            sn.backward(s, x, &mut tmp[0]);
         }
         let xr: &[f64] = x;
-        copies.par_iter_mut().zip(&self.groups).for_each(|(c, g)| {
-            c.clear();
-            c.extend_from_slice(xr);
-            let mut tmp = Vec::new();
-            for &s in g.iter().rev() {
-                sn.backward(s, c, &mut tmp);
-            }
-        });
+        (copies.par_iter_mut(), tmp.par_iter_mut(), &self.groups)
+            .into_par_iter()
+            .for_each(|(c, t, g)| {
+                c.clear();
+                c.extend_from_slice(xr);
+                for &s in g.iter().rev() {
+                    sn.backward(s, c, t);
+                }
+            });
         for (c, cols) in copies.iter().zip(&self.group_columns) {
             for &j in cols {
                 x[j] = c[j];
