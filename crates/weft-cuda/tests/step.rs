@@ -32,6 +32,33 @@ fn simulation(linear_solver: LinearSolver) -> Simulation {
     sim
 }
 
+/// The largest step `h0 / 2^k` (`k < halvings`) that the CPU backend
+/// rejects with a rejection `kind` accepts, from the state `make()` builds;
+/// returns `h`, the CPU's rejection and the emulated device backend's
+/// result for the same step from the same state.
+///
+/// # Panics
+/// When no such step size exists.
+fn rejected_on_both(
+    make: impl Fn() -> Simulation,
+    h0: f64,
+    halvings: u32,
+    kind: impl Fn(&Rejection) -> bool,
+) -> (f64, Rejection, Result<weft_solver::StepStats, Rejection>) {
+    let (h, rc) = (0..halvings)
+        .map(|k| h0 / f64::from(1u32 << k))
+        .find_map(|h| match make().try_step(h) {
+            Err(r) if kind(&r) => Some((h, r)),
+            _ => None,
+        })
+        .expect("no step size with the expected rejection");
+    let mut emu = make();
+    let mut be = EmulatedStep::new(&emu).unwrap();
+    let (mut q, mut v) = (emu.q.clone(), emu.v.clone());
+    let re = emu.try_step_with(&mut be, &mut q, &mut v, h).unwrap();
+    (h, rc, re)
+}
+
 fn host_build() -> bool {
     let sim = patch();
     let mut be = EmulatedStep::new(&sim).unwrap();
@@ -444,19 +471,9 @@ fn a_strain_jump_step_is_rejected_like_on_the_cpu() {
         s.settings.max_strain_change = 1e-5;
         s
     };
-    let h = (0..8)
-        .map(|k| 1e-3 / f64::from(1 << k))
-        .find(|&h| matches!(make().try_step(h), Err(Rejection::StrainJump { .. })))
-        .expect("no step size with a strain jump");
-    let mut cpu = make();
-    let mut emu = make();
-    let mut be = EmulatedStep::new(&emu).unwrap();
-    let rc = cpu.try_step(h).expect_err("CPU accepted the step");
-    let (mut q, mut v) = (emu.q.clone(), emu.v.clone());
-    let re = emu
-        .try_step_with(&mut be, &mut q, &mut v, h)
-        .unwrap()
-        .expect_err("device accepted the step");
+    let (h, rc, re) =
+        rejected_on_both(make, 1e-3, 8, |r| matches!(r, Rejection::StrainJump { .. }));
+    let re = re.expect_err("device accepted the step");
     match (&rc, &re) {
         (
             Rejection::StrainJump {
@@ -585,17 +602,9 @@ fn an_arc_length_step_is_rejected_like_on_the_cpu() {
         s.v[5 * 40 + 3] = 2.0;
         s
     };
-    let found = (0..10).map(|k| 4e-3 / f64::from(1 << k)).find_map(|h| {
-        let r = make().try_step(h);
-        matches!(r, Err(Rejection::ArcLengthOrder(_))).then_some((h, r))
+    let (h, rc, re) = rejected_on_both(make, 4e-3, 10, |r| {
+        matches!(r, Rejection::ArcLengthOrder(_))
     });
-    let Some((h, rc)) = found else {
-        panic!("no step size with an arc-length rejection");
-    };
-    let mut emu = make();
-    let mut be = EmulatedStep::new(&emu).unwrap();
-    let (mut q, mut v) = (emu.q.clone(), emu.v.clone());
-    let re = emu.try_step_with(&mut be, &mut q, &mut v, h).unwrap();
     eprintln!("h = {h:e} s: CPU {rc:?}, device {re:?}");
-    assert_eq!(rc, re);
+    assert_eq!(Err(rc), re);
 }
