@@ -630,9 +630,6 @@ pub fn stretch_strains(f: &Fabric, q: &[f64]) -> Vec<f64> {
 /// and `v`.
 type NewtonOutcome<V> = (StepStats, Energies, V, V);
 
-/// The Newton loop of one step (see [`Simulation::try_step_with`]) up to
-/// the non-finite check and `q⁺ = q_n + h v`.
-#[allow(clippy::too_many_arguments)]
 /// [`StepBackend::assemble`] with the matrix, counted and timed in `stats`;
 /// `state` is `(q_n, v_n, v)`.
 fn timed_assemble<S: StepBackend>(
@@ -665,6 +662,9 @@ fn timed_solve<S: StepBackend>(
     out
 }
 
+/// The Newton loop of one step (see [`Simulation::try_step_with`]) up to
+/// the non-finite check and `q⁺ = q_n + h v`.
+#[allow(clippy::too_many_arguments)]
 fn newton_step<S: StepBackend>(
     host: &mut StepHost<'_>,
     be: &mut S,
@@ -737,9 +737,8 @@ fn newton_step<S: StepBackend>(
         // the velocity scale, the residual is at the round-off floor of the
         // forces: a full step without decrease means stagnation, and
         // backtracking would only spend assemblies on round-off.
-        let v_scale = be.inf_norm(&v)? + gravity_norm * h + 1e-12;
-        let near_floor = residual_inf <= 1e3 * settings.newton_tolerance * scale
-            && be.inf_norm(&dv)? <= 1e-6 * v_scale;
+        let dv_inf = be.inf_norm(&dv)?;
+        let floor_band = residual_inf <= 1e3 * settings.newton_tolerance * scale;
         let mut alpha: f64 = 1.0;
         let mut stagnated = false;
         loop {
@@ -753,9 +752,12 @@ fn newton_step<S: StepBackend>(
                 energies = e;
                 break;
             }
-            if near_floor {
-                stagnated = true;
-                break;
+            if alpha == 1.0 && floor_band {
+                let v_scale = be.inf_norm(&v)? + gravity_norm * h + 1e-12;
+                if dv_inf <= 1e-6 * v_scale {
+                    stagnated = true;
+                    break;
+                }
             }
             alpha *= 0.5;
             if alpha < 1.0 / 4096.0 {
@@ -775,7 +777,7 @@ fn newton_step<S: StepBackend>(
         residual_inf = be.inf_norm(&r)? / h;
         // Stagnation at round-off: the update no longer changes v.
         let v_scale = be.inf_norm(&v)? + gravity_norm * h + 1e-12;
-        let update = alpha * be.inf_norm(&dv)?;
+        let update = alpha * dv_inf;
         converged = stagnated
             || residual_inf <= settings.newton_tolerance * scale
             || update <= 1e-12 * v_scale;
