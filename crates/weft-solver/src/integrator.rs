@@ -615,15 +615,19 @@ impl Simulation {
 /// (one per `f.elements.segments`, in order) at the coordinates `q`
 /// (`5 n`; `Δu` the arc-length difference of the segment's family).
 pub fn stretch_strains(f: &Fabric, q: &[f64]) -> Vec<f64> {
-    f.elements
-        .segments
-        .iter()
-        .map(|s| {
-            let (a, b, k) = (B * s.a, B * s.b, s.family.slot());
-            let dx = Vector3::new(q[b] - q[a], q[b + 1] - q[a + 1], q[b + 2] - q[a + 2]);
-            dx.norm() / (q[b + k] - q[a + k]) - 1.0
-        })
-        .collect()
+    let mut out = Vec::new();
+    stretch_strains_into(f, q, &mut out);
+    out
+}
+
+/// [`stretch_strains`] into `out` (replaced; its allocation is reused).
+pub fn stretch_strains_into(f: &Fabric, q: &[f64], out: &mut Vec<f64>) {
+    out.clear();
+    out.extend(f.elements.segments.iter().map(|s| {
+        let (a, b, k) = (B * s.a, B * s.b, s.family.slot());
+        let dx = Vector3::new(q[b] - q[a], q[b + 1] - q[a + 1], q[b + 2] - q[a + 2]);
+        dx.norm() / (q[b + k] - q[a + k]) - 1.0
+    }));
 }
 
 /// A converged Newton solve: stats, energies at the solution, `q_n + h v`
@@ -1050,8 +1054,10 @@ impl StepBackend for CpuBackend {
                 ))));
             }
         }
-        let strains = stretch_strains(f, q_new);
-        if let Some((i, change)) = strains
+        // Into the buffer of the previous reference (swapped out by accept).
+        stretch_strains_into(f, q_new, &mut self.strains);
+        if let Some((i, change)) = self
+            .strains
             .iter()
             .zip(host.strain_ref.iter())
             .map(|(a, b)| (a - b).abs())
@@ -1067,7 +1073,6 @@ impl StepBackend for CpuBackend {
                 change,
             }));
         }
-        self.strains = strains;
         Ok(None)
     }
 
