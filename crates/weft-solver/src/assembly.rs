@@ -44,6 +44,7 @@ use crate::bsr::{B, Block, BlockSparse};
 use crate::collide::{
     Collider, NodeContact, SegmentContact, SelfCollision, TangentPlane, repulsion,
 };
+use crate::par::Shared;
 use crate::par::{map_reduce, update};
 use nalgebra::{SMatrix, SVector, Vector3};
 use rayon::prelude::*;
@@ -102,19 +103,6 @@ pub struct StrainPeak {
     pub value: f64,
     /// Index of that segment in `fabric.elements.segments`.
     pub segment: usize,
-}
-
-/// A raw pointer that rayon closures may share. Safety rests on the element
-/// colouring: within one colour no two elements write the same block or the
-/// same vector entry.
-#[derive(Clone, Copy)]
-struct Shared<T>(*mut T);
-unsafe impl<T> Send for Shared<T> {}
-unsafe impl<T> Sync for Shared<T> {}
-impl<T> Shared<T> {
-    fn ptr(self) -> *mut T {
-        self.0
-    }
 }
 
 /// Greedy colouring: element `e` touches `nodes(e)`; returns the element

@@ -89,3 +89,16 @@ pub fn worst_node(r: &[f64]) -> usize {
         .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
         .map_or(0, |(i, _)| i / 5)
 }
+
+/// A raw pointer that rayon closures may share. Safety rests on the caller:
+/// no two tasks write the same element (the assembly's element colouring,
+/// the symmetric SpMV's disjoint row windows).
+#[derive(Clone, Copy)]
+pub(crate) struct Shared<T>(pub(crate) *mut T);
+unsafe impl<T> Send for Shared<T> {}
+unsafe impl<T> Sync for Shared<T> {}
+impl<T> Shared<T> {
+    pub(crate) fn ptr(self) -> *mut T {
+        self.0
+    }
+}
