@@ -17,57 +17,78 @@
 //! strong direction.
 //!
 //! Construction ([`Hierarchy::new`], once per matrix pattern and free mask):
-//! - **Lines** (per level, per family): the warp family links each node to
-//!   the (at most two) neighbours with the largest `|A_ij[u][u]|` coupling
-//!   (the arc-length coordinate `u` is only coupled along its warp yarn), the
-//!   weft family the same with `v`; only mutual links are kept, so the links
-//!   form disjoint paths (cycles, e.g. a yarn closed around a tube, are cut
-//!   once). Purely algebraic: it works on coarse levels and on garments.
-//! - **Aggregates** of about 2 x 2 nodes: consecutive nodes of each warp
-//!   line are paired, then the pairs are matched greedily along the weft
-//!   links. The prolongator `P` maps a coarse node's 5 DOFs to the same 5
-//!   DOFs of its member nodes (a 5x5 identity block, zero on fixed DOFs):
-//!   plain aggregation [Vaněk, Mandel, Brezina, *Computing* 56, 1996]. With
-//!   [`MultigridOptions::prolongator_self_weight`] below 1 each row is
-//!   instead spread over the aggregates of the node's four line neighbours
-//!   (a smoothing of `P` along the yarns). The coarse operator `Pᵀ A P` is
-//!   again a 5x5 block-sparse matrix whose pattern is built once. A coarse
-//!   DOF is fixed when all its aggregate's DOFs are.
+//! - **Lines** on the fine level, per family: the warp family links each
+//!   node to the (at most two) neighbours with the largest `|A_ij[u][u]|`
+//!   coupling (the arc-length coordinate `u` is only coupled along its warp
+//!   yarn), the weft family the same with `v`; only mutual links are kept,
+//!   so the links form disjoint paths (cycles, e.g. a yarn closed around a
+//!   tube, are cut once). Purely algebraic: it works on garments too.
+//! - **Linear-mode aggregates** (the default,
+//!   [`MultigridOptions::linear_modes`]). Plain aggregation (piecewise
+//!   constant coarse fields) cannot represent a rigid rotation of the cloth
+//!   without kinks, and a kink costs bending energy: bending is a
+//!   fourth-order operator. So the coarse space also holds fields that are
+//!   linear across each aggregate:
+//!   - a walk over the lines gives every crossing its grid position
+//!     (warp index, weft index) per connected piece of fabric;
+//!   - the aggregates are square blocks of `aggregate_size`² crossings, and
+//!     each carries three coarse nodes of 5 DOFs: the constant field and the
+//!     fields linear along the warp and along the weft;
+//!   - a crossing at offset `d` from its aggregate's centroid takes
+//!     `const + d·slope` (scalar weights times the 5x5 identity).
+//!
+//!   Coarser levels join 2 x 2 cells the same way: a child cell's constant
+//!   node takes its parent's linear field at the child's centroid, and its
+//!   slope nodes take the parent's slopes. Every level therefore reproduces
+//!   a global linear field exactly, in the spirit of smoothed aggregation
+//!   with rotations in the near-null space [Vaněk, Mandel, Brezina,
+//!   *Computing* 56, 1996]. Coarse lines are the rows and columns of cells.
+//!   A coarse DOF whose column depends on its cell's earlier columns on the
+//!   free DOFs (a linear field over fixed crossings, say) is fixed, so the
+//!   coarse matrices stay definite.
+//! - **Plain aggregation** (`linear_modes: false`): about 2 x 2 nodes per
+//!   aggregate; consecutive nodes of each warp line are paired, then the
+//!   pairs are matched greedily along the weft links, one coarse node each;
+//!   lines on every level come from the matrix.
+//! - **Prolongator smoothing**: with
+//!   [`MultigridOptions::prolongator_self_weight`] below 1, each row of `P`
+//!   is averaged with the rows of the node's four line neighbours. This
+//!   removes the jumps at aggregate borders, and keeps linear fields exact
+//!   away from the fabric's edges. The coarse operator `Pᵀ A P` is again a
+//!   5x5 block-sparse matrix whose pattern is built once.
 //! - Levels are added until at most `coarse_nodes` nodes remain (or
 //!   coarsening stalls); the coarsest matrix is factored with
 //!   [`SparseCholesky`].
 //!
-//! Per matrix ([`Hierarchy::update`]): the Galerkin coarse matrices are
-//! recomputed in their fixed patterns (parallel over coarse block rows), each
-//! line's principal submatrix (free DOFs, identity on fixed ones) is factored
-//! by a banded Cholesky (parallel over lines), and the coarsest matrix is
-//! refactored.
+//! Per matrix ([`Hierarchy::update`]):
+//! - the Galerkin coarse matrices are recomputed in their fixed patterns
+//!   (parallel over coarse block rows);
+//! - each line's principal submatrix (free DOFs, identity on fixed ones) is
+//!   factored by a banded Cholesky (parallel over lines);
+//! - the coarsest matrix is refactored.
 //!
-//! Cycle ([`Multigrid`], a symmetric V-cycle): pre-smoothing is a damped
-//! line-Jacobi sweep along the warp lines followed by one along the weft
-//! lines; the post-smoothing applies the same two sweeps in reverse order,
-//! so the cycle is a symmetric operator; it is positive definite on the free
-//! DOFs when each damped sweep is a contraction in the `A`-norm
-//! (`ω λ_max(W⁻¹A) < 2`, `W` the line-block diagonal). `ω` is chosen per
-//! level and family from a power-iteration estimate of `λ_max(W⁻¹A)` made
-//! at construction (`ω = 1.6 / λ`, margin for the estimate's error).
+//! Cycle ([`Multigrid`]). Pre-smoothing is a damped line-Jacobi sweep along
+//! the warp lines followed by one along the weft lines. The coarse
+//! correction runs [`MultigridOptions::coarse_cycles`] cycles on the next
+//! level (2 by default: a W-cycle). Post-smoothing applies the two sweeps in
+//! reverse order, so the cycle is a symmetric operator. It is positive
+//! definite on the free DOFs when each damped sweep is a contraction in the
+//! `A`-norm (`ω λ_max(W⁻¹A) < 2`, `W` the line-block diagonal). `ω` is
+//! chosen per level and family from a power-iteration estimate of
+//! `λ_max(W⁻¹A)` made at construction (`ω = 1.6 / λ`, a margin for the
+//! estimate's error).
 //!
-//! Memory per fine node: the line factors (`5 (5w + 5)` f32 per node and
-//! family, `w` the line bandwidth in nodes: 2 with bending elements, so 300
-//! bytes per family), the prolongator (12 bytes per entry, twice), the coarse
-//! matrices (about a third of the fine matrix with plain aggregation) and a
-//! few work vectors: about 1.4 KB per node in all on a woven patch.
+//! Memory per fine node:
+//! - the fine line factors: `5 (5w + 5)` f32 per node and family, with `w`
+//!   the line bandwidth in nodes (2 with bending elements), so 300 bytes per
+//!   family;
+//! - the prolongator: 12 bytes per entry, twice;
+//! - the coarse matrices: with 6 x 6 aggregates each coarse node couples
+//!   with the 27 nodes of the 3 x 3 cells around it, so about 2.25 blocks
+//!   per fine node;
+//! - a few work vectors.
 //!
-//! Measured (`tests/multigrid.rs`, `weft bench`): on the benchmark patches
-//! the cycle cuts the block-Jacobi PCG iterations by 15-20x, but the count
-//! still grows with the patch size (294 at 60 x 60, 559 at 100 x 100,
-//! 2,067 at 317 x 317, to 1e-8), and one cycle costs about 9 block-Jacobi
-//! iterations (four line solves and four residuals on the fine level). The remaining slow modes are smooth out-of-plane and in-plane
-//! bending modes: bending is a fourth-order operator, which piecewise-constant
-//! (and the line-smoothed) prolongators approximate poorly; smoothing `P` with
-//! the matrix (smoothed aggregation) or adding rotations to the coarse space
-//! is the next step.
-
+//! See `BENCHMARKS.md` for the totals and the measured PCG iterations.
 use crate::bsr::{B, Block, BlockSparse, LowerIndex};
 use crate::cholesky::{NotPositiveDefinite, SparseCholesky};
 use crate::par::PARALLEL_MIN;
@@ -87,15 +108,29 @@ pub struct MultigridOptions {
     pub line_threshold: f64,
     /// Power iterations for the `λ_max(W⁻¹A)` estimate that sets the damping.
     pub power_iterations: usize,
-    /// Weight of a node's own aggregate in the prolongator; the rest is
-    /// shared equally by the aggregates of its four line neighbours (warp
-    /// and weft, before and after; a missing neighbour counts as the own
-    /// aggregate). 1 is plain aggregation; below 1 the prolongator is
-    /// smoothed along the yarns, which the bending (fourth-order) terms need.
+    /// Weight of a node's own prolongator row; the rest is shared equally
+    /// by the rows of its four line neighbours (warp and weft, before and
+    /// after; a missing neighbour counts as the node itself). 1 leaves the
+    /// prolongator unsmoothed; below 1 it is smoothed along the yarns, which
+    /// the bending (fourth-order) terms need (dimensionless, in `[0, 1]`).
     pub prolongator_self_weight: f64,
     /// Damping of each line sweep is `damping / λ` with `λ` that estimate;
     /// must stay below 2 for a positive definite cycle.
     pub damping: f64,
+    /// Linear-mode aggregation (module docs): aggregates are square blocks
+    /// of the crossing grid, each with three coarse nodes (the constant
+    /// field and the fields linear along the warp and along the weft), so
+    /// the coarse space holds rigid rotations and linear bending profiles.
+    /// `false` is plain aggregation (2 x 2 crossings, one coarse node each).
+    pub linear_modes: bool,
+    /// With `linear_modes`: side of the fine aggregates in crossings;
+    /// coarser levels join 2 x 2 aggregates.
+    pub aggregate_size: usize,
+    /// Cycles on each coarse level per visit: 1 is a V-cycle, 2 a W-cycle.
+    pub coarse_cycles: usize,
+    /// With `linear_modes`: smoothing passes over each level's prolongator
+    /// (with `prolongator_self_weight` below 1).
+    pub prolongator_smoothing: usize,
 }
 
 impl Default for MultigridOptions {
@@ -106,7 +141,11 @@ impl Default for MultigridOptions {
             line_threshold: 0.05,
             power_iterations: 12,
             damping: 1.6,
-            prolongator_self_weight: 1.0,
+            prolongator_self_weight: 0.2,
+            linear_modes: true,
+            aggregate_size: 6,
+            coarse_cycles: 2,
+            prolongator_smoothing: 1,
         }
     }
 }
@@ -214,6 +253,19 @@ impl Lines {
                 }
             }
         }
+        Self::from_paths(a, lower, start, nodes)
+    }
+
+    /// Lines given as paths: line `l` is `nodes[start[l]..start[l + 1]]`,
+    /// every node of `a` on exactly one line. Computes each line's band and
+    /// allocates its factor.
+    fn from_paths(
+        a: &BlockSparse,
+        lower: Option<&LowerIndex>,
+        start: Vec<usize>,
+        nodes: Vec<u32>,
+    ) -> Self {
+        let n = a.n;
         let lines = start.len() - 1;
         let mut slot = vec![0u32; n];
         let mut line_of = vec![0u32; n];
@@ -551,6 +603,291 @@ fn aggregate(warp: &Lines, weft: &Lines, n: usize) -> (Vec<u32>, usize) {
     (agg, groups as usize)
 }
 
+/// Grid coordinates of every node (in nodes: `[warp, weft]` position) and
+/// its connected component, from a breadth-first walk over the warp and weft
+/// lines: a step along a warp line moves the warp position by one (its sign
+/// from the line's node order) and keeps the weft position, and the other
+/// way round; a node with a link of the other family to a node already
+/// placed takes that node's position along the family of the step, so lines
+/// whose nodes are ordered in opposite directions still get consistent
+/// positions. On a woven patch this recovers the crossing grid exactly.
+fn grid_coordinates(warp: &Lines, weft: &Lines, n: usize) -> (Vec<[f64; 2]>, Vec<u32>) {
+    let fam = [warp, weft];
+    let nbrs = |f: usize, i: usize| -> [Option<usize>; 2] {
+        let lines = fam[f];
+        let t = lines.slot[i] as usize;
+        let l = lines.line_of[i] as usize;
+        let prev = (t > lines.start[l]).then(|| lines.nodes[t - 1] as usize);
+        let next = (t + 1 < lines.start[l + 1]).then(|| lines.nodes[t + 1] as usize);
+        [prev, next]
+    };
+    let mut coords = vec![[0.0f64; 2]; n];
+    let mut comp = vec![u32::MAX; n];
+    let mut components = 0u32;
+    let mut queue = std::collections::VecDeque::new();
+    for first in 0..n {
+        if comp[first] != u32::MAX {
+            continue;
+        }
+        comp[first] = components;
+        queue.push_back(first);
+        while let Some(i) = queue.pop_front() {
+            for f in 0..2 {
+                for (k, nb) in nbrs(f, i).into_iter().enumerate() {
+                    let Some(j) = nb else { continue };
+                    if comp[j] != u32::MAX {
+                        continue;
+                    }
+                    let mut c = coords[i];
+                    c[f] += if k == 0 { -1.0 } else { 1.0 };
+                    for o in nbrs(1 - f, j).into_iter().flatten() {
+                        if comp[o] == components {
+                            c[f] = coords[o][f];
+                        }
+                    }
+                    coords[j] = c;
+                    comp[j] = components;
+                    queue.push_back(j);
+                }
+            }
+        }
+        components += 1;
+    }
+    (coords, comp)
+}
+
+/// A group of nodes of one level of a linear-mode hierarchy
+/// ([`MultigridOptions::linear_modes`]): on the fine level one node, on a
+/// coarse level the (up to) three coarse nodes of one aggregate.
+#[derive(Clone, Debug)]
+struct Cell {
+    /// Centroid in grid coordinates (nodes), `[warp, weft]`.
+    pos: [f64; 2],
+    /// Connected component of the fabric.
+    comp: u32,
+    /// Fine nodes below (weight of the centroid).
+    count: usize,
+    /// Nodes of the level: the constant one, then the warp-linear and the
+    /// weft-linear one (`u32::MAX` where absent).
+    nodes: [u32; 3],
+}
+
+/// Cells of the next level, with the prolongator rows of this level's
+/// nodes (`(coarse node, weight)`, each weight times the 5x5 identity).
+/// Cells are bucketed by `floor(pos / size)` per component; a child cell
+/// at offset `d` from its parent's centroid prolongates as the linear field
+/// `const + d·slope`, and its own slopes take the parent's slopes.
+fn coarsen_cells(cells: &[Cell], n: usize, size: f64) -> (Vec<Cell>, Vec<Vec<(u32, f64)>>) {
+    let key = |c: &Cell| {
+        (
+            c.comp,
+            (c.pos[0] / size).floor() as i64,
+            (c.pos[1] / size).floor() as i64,
+        )
+    };
+    let mut order: Vec<usize> = (0..cells.len()).collect();
+    order.sort_by_key(|&k| key(&cells[k]));
+    let mut parent_of = vec![0usize; cells.len()];
+    let mut parents: Vec<Cell> = Vec::new();
+    let mut prev = None;
+    for &k in &order {
+        let kk = key(&cells[k]);
+        if prev != Some(kk) {
+            parents.push(Cell {
+                pos: [0.0; 2],
+                comp: kk.0,
+                count: 0,
+                nodes: [u32::MAX; 3],
+            });
+            prev = Some(kk);
+        }
+        let p = parents.len() - 1;
+        parent_of[k] = p;
+        let c = &cells[k];
+        let par = &mut parents[p];
+        par.pos[0] += c.pos[0] * c.count as f64;
+        par.pos[1] += c.pos[1] * c.count as f64;
+        par.count += c.count;
+    }
+    for p in &mut parents {
+        p.pos[0] /= p.count as f64;
+        p.pos[1] /= p.count as f64;
+    }
+    // Which linear fields each parent carries.
+    let mut has = vec![[true, false, false]; parents.len()];
+    for (k, c) in cells.iter().enumerate() {
+        let p = parent_of[k];
+        for f in 0..2 {
+            if c.nodes[f + 1] != u32::MAX || c.pos[f] != parents[p].pos[f] {
+                has[p][f + 1] = true;
+            }
+        }
+    }
+    let mut next = 0u32;
+    for (p, h) in parents.iter_mut().zip(&has) {
+        for t in 0..3 {
+            if h[t] {
+                p.nodes[t] = next;
+                next += 1;
+            }
+        }
+    }
+    let mut rows = vec![Vec::new(); n];
+    for (k, c) in cells.iter().enumerate() {
+        let p = &parents[parent_of[k]];
+        let mut row = vec![(p.nodes[0], 1.0)];
+        for f in 0..2 {
+            let d = c.pos[f] - p.pos[f];
+            if p.nodes[f + 1] != u32::MAX && d != 0.0 {
+                row.push((p.nodes[f + 1], d));
+            }
+        }
+        rows[c.nodes[0] as usize] = row;
+        for f in 0..2 {
+            if c.nodes[f + 1] != u32::MAX {
+                rows[c.nodes[f + 1] as usize] = vec![(p.nodes[f + 1], 1.0)];
+            }
+        }
+    }
+    (parents, rows)
+}
+
+/// One smoothing pass over prolongator rows: row `i` becomes `own` times
+/// itself plus `(1 - own) / 4` times each row of `neighbours(i)` (its four
+/// line neighbours; a missing neighbour is given as `i` itself).
+fn smooth_rows(
+    rows: &[Vec<(u32, f64)>],
+    neighbours: impl Fn(usize) -> [usize; 4] + Sync,
+    own: f64,
+) -> Vec<Vec<(u32, f64)>> {
+    let nbw = (1.0 - own) / 4.0;
+    (0..rows.len())
+        .into_par_iter()
+        .map(|i| {
+            let mut entries: Vec<(u32, f64)> = rows[i].iter().map(|&(g, w)| (g, own * w)).collect();
+            for j in neighbours(i) {
+                entries.extend(rows[j].iter().map(|&(g, w)| (g, nbw * w)));
+            }
+            entries.sort_unstable_by_key(|e| e.0);
+            let mut row: Vec<(u32, f64)> = Vec::with_capacity(entries.len());
+            for (g, w) in entries {
+                match row.last_mut() {
+                    Some(last) if last.0 == g => last.1 += w,
+                    _ => row.push((g, w)),
+                }
+            }
+            row.retain(|e| e.1 != 0.0);
+            row
+        })
+        .collect()
+}
+
+/// The four line neighbours of node `i` (itself where a line ends).
+fn line_neighbours(warp: &Lines, weft: &Lines, i: usize) -> [usize; 4] {
+    let mut out = [i; 4];
+    for (f, lines) in [warp, weft].into_iter().enumerate() {
+        let t = lines.slot[i] as usize;
+        let l = lines.line_of[i] as usize;
+        if t > lines.start[l] {
+            out[2 * f] = lines.nodes[t - 1] as usize;
+        }
+        if t + 1 < lines.start[l + 1] {
+            out[2 * f + 1] = lines.nodes[t + 1] as usize;
+        }
+    }
+    out
+}
+
+/// Lines of a coarse linear-mode level: the cells of one bucket row (same
+/// component and weft bucket for the warp family, warp bucket for the
+/// weft family) in order of position, each cell's nodes in turn.
+fn cell_lines(
+    a: &BlockSparse,
+    cells: &[Cell],
+    size: f64,
+    family: usize,
+    adjacent: &mut [[u32; 4]],
+) -> Lines {
+    let across = 1 - family;
+    let mut order: Vec<usize> = (0..cells.len()).collect();
+    let key = |c: &Cell| (c.comp, (c.pos[across] / size).floor() as i64);
+    order.sort_by(|&x, &y| {
+        key(&cells[x])
+            .cmp(&key(&cells[y]))
+            .then(cells[x].pos[family].total_cmp(&cells[y].pos[family]))
+    });
+    let mut start = vec![0];
+    let mut nodes = Vec::with_capacity(a.n);
+    let mut prev = None;
+    let mut last = usize::MAX;
+    for &k in &order {
+        let kk = key(&cells[k]);
+        if prev.is_some() && prev != Some(kk) {
+            start.push(nodes.len());
+        } else if last != usize::MAX {
+            adjacent[k][2 * family] = last as u32;
+            adjacent[last][2 * family + 1] = k as u32;
+        }
+        last = k;
+        prev = Some(kk);
+        nodes.extend(cells[k].nodes.iter().filter(|&&i| i != u32::MAX));
+    }
+    start.push(nodes.len());
+    Lines::from_paths(a, None, start, nodes)
+}
+
+/// Fixes the coarse DOFs whose prolongator column, restricted to the free
+/// fine DOFs, depends on the columns of the same component that come
+/// before it in its cell (`groups`: the coarse nodes of each cell), e.g. a
+/// linear field on an aggregate whose free DOFs of that component lie on
+/// one line, so the coarse matrix stays definite.
+fn drop_dependent_columns(
+    groups: &[[u32; 3]],
+    t_ptr: &[usize],
+    t_row: &[u32],
+    t_w: &[f64],
+    free: &[f64],
+    coarse_free: &mut [f64],
+) {
+    for g in groups {
+        let mut rows: Vec<u32> = g
+            .iter()
+            .filter(|&&c| c != u32::MAX)
+            .flat_map(|&c| {
+                t_row[t_ptr[c as usize]..t_ptr[c as usize + 1]]
+                    .iter()
+                    .copied()
+            })
+            .collect();
+        rows.sort_unstable();
+        rows.dedup();
+        for comp in 0..B {
+            let mut basis: Vec<Vec<f64>> = Vec::new();
+            for &c in g.iter().filter(|&&c| c != u32::MAX) {
+                let c = c as usize;
+                let mut v = vec![0.0; rows.len()];
+                for t in t_ptr[c]..t_ptr[c + 1] {
+                    let i = t_row[t] as usize;
+                    let pos = rows.binary_search(&t_row[t]).expect("row of the cell");
+                    v[pos] = t_w[t] * free[B * i + comp];
+                }
+                let n0: f64 = v.iter().map(|x| x * x).sum();
+                for e in &basis {
+                    let d: f64 = v.iter().zip(e).map(|(x, y)| x * y).sum();
+                    v.iter_mut().zip(e).for_each(|(x, y)| *x -= d * y);
+                }
+                let n1: f64 = v.iter().map(|x| x * x).sum();
+                if n0 == 0.0 || n1 <= 1e-10 * n0 {
+                    coarse_free[B * c + comp] = 0.0;
+                } else {
+                    let s = n1.sqrt();
+                    basis.push(v.iter().map(|x| x / s).collect());
+                }
+            }
+        }
+    }
+}
+
 impl Hierarchy {
     /// Builds the hierarchy for the pattern of `a` (block rows `n`) and the
     /// free mask `free` (length `5 n`, 1.0 free, 0.0 fixed), using the values
@@ -569,6 +906,10 @@ impl Hierarchy {
         let mut levels = Vec::new();
         let mut matrices: Vec<BlockSparse> = Vec::new();
         let mut level_free = free.to_vec();
+        // Linear-mode cells of the current level and their bucket size.
+        let mut cells: Vec<Cell> = Vec::new();
+        let mut cell_size = 1.0;
+        let mut adjacent: Vec<[u32; 4]> = Vec::new();
         loop {
             let (cur, cur_lower) = match matrices.last() {
                 Some(m) => (m, None),
@@ -578,50 +919,134 @@ impl Hierarchy {
             if n <= options.coarse_nodes || levels.len() + 1 >= options.max_levels {
                 break;
             }
-            let warp = Lines::detect(cur, cur_lower, FAMILY_COMPONENT[0], options.line_threshold);
-            let weft = Lines::detect(cur, cur_lower, FAMILY_COMPONENT[1], options.line_threshold);
-            let (agg, nc) = aggregate(&warp, &weft, n);
-            if 10 * nc > 7 * n {
-                break;
-            }
-            // Prolongator: own aggregate plus, with smoothing, the
-            // aggregates of the line neighbours.
-            let own = options.prolongator_self_weight.clamp(0.0, 1.0);
-            let nbw = (1.0 - own) / 4.0;
+            let (warp, weft, rows, nc, groups) = if options.linear_modes {
+                // Fine level: lines from the matrix, cells from the grid
+                // coordinates; coarse levels: lines from the cells.
+                let (warp, weft) = if levels.is_empty() {
+                    let warp =
+                        Lines::detect(cur, cur_lower, FAMILY_COMPONENT[0], options.line_threshold);
+                    let weft =
+                        Lines::detect(cur, cur_lower, FAMILY_COMPONENT[1], options.line_threshold);
+                    let (coords, comp) = grid_coordinates(&warp, &weft, n);
+                    cells = (0..n)
+                        .map(|i| Cell {
+                            pos: coords[i],
+                            comp: comp[i],
+                            count: 1,
+                            nodes: [i as u32, u32::MAX, u32::MAX],
+                        })
+                        .collect();
+                    (warp, weft)
+                } else {
+                    adjacent = (0..cells.len()).map(|k| [k as u32; 4]).collect();
+                    (
+                        cell_lines(cur, &cells, cell_size, 0, &mut adjacent),
+                        cell_lines(cur, &cells, cell_size, 1, &mut adjacent),
+                    )
+                };
+                let size = if levels.is_empty() {
+                    options.aggregate_size as f64
+                } else {
+                    2.0 * cell_size
+                };
+                let (parents, mut rows) = coarsen_cells(&cells, n, size);
+                let cells_prev = &cells;
+                let mut node_cell = vec![(0u32, 0u8); n];
+                for (c, cell) in cells.iter().enumerate() {
+                    for (t, &i) in cell.nodes.iter().enumerate() {
+                        if i != u32::MAX {
+                            node_cell[i as usize] = (c as u32, t as u8);
+                        }
+                    }
+                }
+                if options.prolongator_self_weight < 1.0 {
+                    let own = options.prolongator_self_weight;
+                    for _ in 0..options.prolongator_smoothing {
+                        rows = if levels.is_empty() {
+                            smooth_rows(&rows, |i| line_neighbours(&warp, &weft, i), own)
+                        } else {
+                            // The node of the same kind in each adjacent cell.
+                            smooth_rows(
+                                &rows,
+                                |i| {
+                                    let (c, t) = node_cell[i];
+                                    adjacent[c as usize].map(|d| {
+                                        let j = cells_prev[d as usize].nodes[t as usize];
+                                        if j == u32::MAX { i } else { j as usize }
+                                    })
+                                },
+                                own,
+                            )
+                        };
+                    }
+                }
+                let nc = parents
+                    .iter()
+                    .map(|p| p.nodes.iter().filter(|&&c| c != u32::MAX).count())
+                    .sum::<usize>();
+                if 10 * nc > 7 * n {
+                    break;
+                }
+                let groups = parents.iter().map(|p| p.nodes).collect::<Vec<_>>();
+                cells = parents;
+                cell_size = size;
+                (warp, weft, rows, nc, Some(groups))
+            } else {
+                let warp =
+                    Lines::detect(cur, cur_lower, FAMILY_COMPONENT[0], options.line_threshold);
+                let weft =
+                    Lines::detect(cur, cur_lower, FAMILY_COMPONENT[1], options.line_threshold);
+                let (agg, nc) = aggregate(&warp, &weft, n);
+                if 10 * nc > 7 * n {
+                    break;
+                }
+                // Prolongator: own aggregate plus, with smoothing, the
+                // aggregates of the line neighbours.
+                let own = options.prolongator_self_weight.clamp(0.0, 1.0);
+                let nbw = (1.0 - own) / 4.0;
+                let mut rows = Vec::with_capacity(n);
+                for i in 0..n {
+                    let mut entries: Vec<(u32, f64)> = vec![(agg[i], own)];
+                    for lines in [&warp, &weft] {
+                        let t = lines.slot[i] as usize;
+                        let l = lines.line_of[i] as usize;
+                        for nb in [t.wrapping_sub(1), t + 1] {
+                            let inside = nb >= lines.start[l] && nb < lines.start[l + 1];
+                            let g = if inside {
+                                agg[lines.nodes[nb] as usize]
+                            } else {
+                                agg[i]
+                            };
+                            entries.push((g, nbw));
+                        }
+                    }
+                    entries.sort_unstable_by_key(|e| e.0);
+                    let mut row: Vec<(u32, f64)> = Vec::with_capacity(entries.len());
+                    for (g, w) in entries {
+                        if w == 0.0 {
+                            continue;
+                        }
+                        match row.last_mut() {
+                            Some(last) if last.0 == g => last.1 += w,
+                            _ => row.push((g, w)),
+                        }
+                    }
+                    rows.push(row);
+                }
+                (warp, weft, rows, nc, None)
+            };
             let mut p_ptr = Vec::with_capacity(n + 1);
             let mut p_col: Vec<u32> = Vec::with_capacity(n);
             let mut p_w: Vec<f64> = Vec::with_capacity(n);
             p_ptr.push(0);
-            for i in 0..n {
-                let mut entries: Vec<(u32, f64)> = vec![(agg[i], own)];
-                for lines in [&warp, &weft] {
-                    let t = lines.slot[i] as usize;
-                    let l = lines.line_of[i] as usize;
-                    for nb in [t.wrapping_sub(1), t + 1] {
-                        let inside = nb >= lines.start[l] && nb < lines.start[l + 1];
-                        let g = if inside {
-                            agg[lines.nodes[nb] as usize]
-                        } else {
-                            agg[i]
-                        };
-                        entries.push((g, nbw));
-                    }
-                }
-                entries.sort_unstable_by_key(|e| e.0);
-                let start = p_col.len();
-                for (g, w) in entries {
-                    if w == 0.0 {
-                        continue;
-                    }
-                    if p_col.len() > start && *p_col.last().expect("non-empty") == g {
-                        *p_w.last_mut().expect("non-empty") += w;
-                    } else {
-                        p_col.push(g);
-                        p_w.push(w);
-                    }
+            for row in &rows {
+                for &(g, w) in row {
+                    p_col.push(g);
+                    p_w.push(w);
                 }
                 p_ptr.push(p_col.len());
             }
+            drop(rows);
             let mut t_ptr = vec![0usize; nc + 1];
             for &g in &p_col {
                 t_ptr[g as usize + 1] += 1;
@@ -661,12 +1086,17 @@ impl Hierarchy {
             let coarse = BlockSparse::from_pairs_general(nc, pairs);
             // A coarse DOF is free when one of its aggregate's DOFs is.
             let mut coarse_free = vec![0.0; B * nc];
-            for (i, &g) in agg.iter().enumerate() {
-                for c in 0..B {
-                    if level_free[B * i + c] != 0.0 {
-                        coarse_free[B * g as usize + c] = 1.0;
+            for i in 0..n {
+                for &g in &p_col[p_ptr[i]..p_ptr[i + 1]] {
+                    for c in 0..B {
+                        if level_free[B * i + c] != 0.0 {
+                            coarse_free[B * g as usize + c] = 1.0;
+                        }
                     }
                 }
+            }
+            if let Some(groups) = &groups {
+                drop_dependent_columns(groups, &t_ptr, &t_row, &t_w, &level_free, &mut coarse_free);
             }
             let mut coarse = coarse;
             let level = Level {
@@ -948,6 +1378,18 @@ impl Multigrid<'_> {
         }
         let mut xc = vec![0.0; B * nc];
         self.cycle(l + 1, &bc, &mut xc);
+        if l + 1 < h.levels.len() {
+            // W-cycle: further cycles on the coarse residual.
+            let ac = &h.matrices[l];
+            let cf = &h.levels[l + 1].free;
+            let mut rc = vec![0.0; B * nc];
+            let mut dc = vec![0.0; B * nc];
+            for _ in 1..h.options.coarse_cycles {
+                residual(ac, cf, &bc, &xc, &mut rc);
+                self.cycle(l + 1, &rc, &mut dc);
+                xc.iter_mut().zip(&dc).for_each(|(x, d)| *x += d);
+            }
+        }
         let prolong = |(i, xi): (usize, &mut [f64])| {
             for p in level.p_ptr[i]..level.p_ptr[i + 1] {
                 let g = level.p_col[p] as usize;
@@ -977,5 +1419,147 @@ impl Preconditioner for Multigrid<'_> {
         let b: Vec<f64> = r.iter().zip(free).map(|(r, f)| r * f).collect();
         self.cycle(0, &b, z);
         z.iter_mut().zip(free).for_each(|(z, f)| *z *= f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Settings, Simulation};
+    use nalgebra::Vector3;
+    use weft_core::{FabricBuilder, Material, WovenPatchSpec};
+
+    /// The assembled matrix of a `warps` x `wefts` patch at rest.
+    fn patch_matrix(warps: usize, wefts: usize) -> BlockSparse {
+        let mut b = FabricBuilder::new(vec![Material::sbo17()]).unwrap();
+        let extent = [0.57e-3 * (warps - 1) as f64, 0.57e-3 * (wefts - 1) as f64];
+        b.add_woven_patch(&WovenPatchSpec::new(
+            "sbo17",
+            extent,
+            [warps, wefts],
+            [0.0; 3],
+        ))
+        .unwrap();
+        let mut sim = Simulation::new(
+            b.build().unwrap(),
+            Vector3::new(0.0, -9.81, 0.0),
+            Settings::default(),
+            vec![],
+        );
+        let (q, v) = (sim.q.clone(), sim.v.clone());
+        let anchors = sim.anchors.clone();
+        let mut r = vec![0.0; q.len()];
+        sim.assembler.begin_step(&q, &v, 1e-3, 1e-3);
+        sim.assembler
+            .assemble(&q, &v, &v, 1e-3, &anchors, &mut r, true);
+        sim.assembler.matrix.clone()
+    }
+
+    fn lines(a: &BlockSparse) -> (Lines, Lines) {
+        let lower = a.symmetric.then(|| a.lower_index());
+        let t = MultigridOptions::default().line_threshold;
+        (
+            Lines::detect(a, lower.as_ref(), FAMILY_COMPONENT[0], t),
+            Lines::detect(a, lower.as_ref(), FAMILY_COMPONENT[1], t),
+        )
+    }
+
+    /// On a 13 x 9 patch the walk recovers the crossing grid: one component,
+    /// every warp link moves the warp position by exactly one and keeps the
+    /// weft position, every weft link the other way round, and the 117 nodes
+    /// get 117 distinct positions.
+    #[test]
+    fn grid_coordinates_recover_the_crossing_grid() {
+        let a = patch_matrix(13, 9);
+        let (warp, weft) = lines(&a);
+        let (coords, comp) = grid_coordinates(&warp, &weft, a.n);
+        assert!(comp.iter().all(|&c| c == 0));
+        for (f, fam) in [&warp, &weft].into_iter().enumerate() {
+            for l in 0..fam.count() {
+                for w in fam.nodes[fam.start[l]..fam.start[l + 1]].windows(2) {
+                    let (p, q) = (coords[w[0] as usize], coords[w[1] as usize]);
+                    assert_eq!((p[f] - q[f]).abs(), 1.0, "family {f}: {p:?} {q:?}");
+                    assert_eq!(p[1 - f], q[1 - f], "family {f}: {p:?} {q:?}");
+                }
+            }
+        }
+        let mut keys: Vec<(i64, i64)> = coords.iter().map(|c| (c[0] as i64, c[1] as i64)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), 117);
+    }
+
+    /// Prolongating a linear field `1 + 2a + 3b` given on two levels of
+    /// cells down to the crossings reproduces it exactly (to round-off)
+    /// everywhere with the plain rows, and at every interior node (all four
+    /// line neighbours present, and theirs) with the smoothed rows.
+    #[test]
+    fn cells_reproduce_linear_fields() {
+        let a = patch_matrix(23, 17);
+        let (warp, weft) = lines(&a);
+        let (coords, comp) = grid_coordinates(&warp, &weft, a.n);
+        let f = |p: [f64; 2]| 1.0 + 2.0 * p[0] + 3.0 * p[1];
+        let cells0: Vec<Cell> = (0..a.n)
+            .map(|i| Cell {
+                pos: coords[i],
+                comp: comp[i],
+                count: 1,
+                nodes: [i as u32, u32::MAX, u32::MAX],
+            })
+            .collect();
+        let (cells1, rows0) = coarsen_cells(&cells0, a.n, 4.0);
+        let n1: usize = cells1
+            .iter()
+            .map(|c| c.nodes.iter().filter(|&&x| x != u32::MAX).count())
+            .sum();
+        let (cells2, rows1) = coarsen_cells(&cells1, n1, 8.0);
+        let n2: usize = cells2
+            .iter()
+            .map(|c| c.nodes.iter().filter(|&&x| x != u32::MAX).count())
+            .sum();
+        assert!(n2 < n1 && n1 < a.n, "{} {n1} {n2}", a.n);
+        // The coarse values of the field: constant = f at the centroid,
+        // slopes 2 and 3.
+        let mut v2 = vec![0.0; n2];
+        for c in &cells2 {
+            v2[c.nodes[0] as usize] = f(c.pos);
+            for (t, s) in [(1, 2.0), (2, 3.0)] {
+                if c.nodes[t] != u32::MAX {
+                    v2[c.nodes[t] as usize] = s;
+                }
+            }
+        }
+        let apply = |rows: &[Vec<(u32, f64)>], v: &[f64]| -> Vec<f64> {
+            rows.iter()
+                .map(|r| r.iter().map(|&(g, w)| w * v[g as usize]).sum())
+                .collect()
+        };
+        let v1 = apply(&rows1, &v2);
+        let v0 = apply(&rows0, &v1);
+        for i in 0..a.n {
+            assert!(
+                (v0[i] - f(coords[i])).abs() < 1e-9,
+                "node {i}: {} vs {}",
+                v0[i],
+                f(coords[i])
+            );
+        }
+        let smooth = smooth_rows(&rows0, |i| line_neighbours(&warp, &weft, i), 0.2);
+        let v0s = apply(&smooth, &v1);
+        let mut interior = 0;
+        for i in 0..a.n {
+            let nb = line_neighbours(&warp, &weft, i);
+            if nb.contains(&i) {
+                continue;
+            }
+            interior += 1;
+            assert!(
+                (v0s[i] - f(coords[i])).abs() < 1e-9,
+                "node {i}: {} vs {}",
+                v0s[i],
+                f(coords[i])
+            );
+        }
+        assert_eq!(interior, 21 * 15);
     }
 }
