@@ -919,14 +919,25 @@ impl Hierarchy {
             if n <= options.coarse_nodes || levels.len() + 1 >= options.max_levels {
                 break;
             }
-            let (warp, weft, rows, nc, groups) = if options.linear_modes {
-                // Fine level: lines from the matrix, cells from the grid
-                // coordinates; coarse levels: lines from the cells.
-                let (warp, weft) = if levels.is_empty() {
-                    let warp =
-                        Lines::detect(cur, cur_lower, FAMILY_COMPONENT[0], options.line_threshold);
-                    let weft =
-                        Lines::detect(cur, cur_lower, FAMILY_COMPONENT[1], options.line_threshold);
+            // Lines: from the matrix, except on the coarse levels of a
+            // linear-mode hierarchy (the rows and columns of cells there).
+            let from_matrix = !options.linear_modes || levels.is_empty();
+            let (warp, weft) = if from_matrix {
+                let t = options.line_threshold;
+                (
+                    Lines::detect(cur, cur_lower, FAMILY_COMPONENT[0], t),
+                    Lines::detect(cur, cur_lower, FAMILY_COMPONENT[1], t),
+                )
+            } else {
+                adjacent = (0..cells.len()).map(|k| [k as u32; 4]).collect();
+                (
+                    cell_lines(cur, &cells, cell_size, 0, &mut adjacent),
+                    cell_lines(cur, &cells, cell_size, 1, &mut adjacent),
+                )
+            };
+            // Unsmoothed prolongator rows and the coarse node count.
+            let (mut rows, nc, parents) = if options.linear_modes {
+                if levels.is_empty() {
                     let (coords, comp) = grid_coordinates(&warp, &weft, n);
                     cells = (0..n)
                         .map(|i| Cell {
@@ -936,105 +947,66 @@ impl Hierarchy {
                             nodes: [i as u32, u32::MAX, u32::MAX],
                         })
                         .collect();
-                    (warp, weft)
-                } else {
-                    adjacent = (0..cells.len()).map(|k| [k as u32; 4]).collect();
-                    (
-                        cell_lines(cur, &cells, cell_size, 0, &mut adjacent),
-                        cell_lines(cur, &cells, cell_size, 1, &mut adjacent),
-                    )
-                };
+                }
                 let size = if levels.is_empty() {
                     options.aggregate_size as f64
                 } else {
                     2.0 * cell_size
                 };
-                let (parents, mut rows) = coarsen_cells(&cells, n, size);
-                let cells_prev = &cells;
-                let mut node_cell = vec![(0u32, 0u8); n];
-                for (c, cell) in cells.iter().enumerate() {
-                    for (t, &i) in cell.nodes.iter().enumerate() {
-                        if i != u32::MAX {
-                            node_cell[i as usize] = (c as u32, t as u8);
-                        }
-                    }
-                }
-                if options.prolongator_self_weight < 1.0 {
-                    let own = options.prolongator_self_weight;
-                    for _ in 0..options.prolongator_smoothing {
-                        rows = if levels.is_empty() {
-                            smooth_rows(&rows, |i| line_neighbours(&warp, &weft, i), own)
-                        } else {
-                            // The node of the same kind in each adjacent cell.
-                            smooth_rows(
-                                &rows,
-                                |i| {
-                                    let (c, t) = node_cell[i];
-                                    adjacent[c as usize].map(|d| {
-                                        let j = cells_prev[d as usize].nodes[t as usize];
-                                        if j == u32::MAX { i } else { j as usize }
-                                    })
-                                },
-                                own,
-                            )
-                        };
-                    }
-                }
+                let (parents, rows) = coarsen_cells(&cells, n, size);
                 let nc = parents
                     .iter()
                     .map(|p| p.nodes.iter().filter(|&&c| c != u32::MAX).count())
                     .sum::<usize>();
-                if 10 * nc > 7 * n {
-                    break;
+                (rows, nc, Some((parents, size)))
+            } else {
+                let (agg, nc) = aggregate(&warp, &weft, n);
+                let rows: Vec<Vec<(u32, f64)>> = agg.iter().map(|&g| vec![(g, 1.0)]).collect();
+                (rows, nc, None)
+            };
+            if 10 * nc > 7 * n {
+                break;
+            }
+            if options.prolongator_self_weight < 1.0 {
+                let own = options.prolongator_self_weight.max(0.0);
+                let passes = if options.linear_modes {
+                    options.prolongator_smoothing
+                } else {
+                    1
+                };
+                if from_matrix {
+                    for _ in 0..passes {
+                        rows = smooth_rows(&rows, |i| line_neighbours(&warp, &weft, i), own);
+                    }
+                } else {
+                    // Neighbours: the node of the same kind in each adjacent
+                    // cell.
+                    let mut node_cell = vec![(0u32, 0u8); n];
+                    for (c, cell) in cells.iter().enumerate() {
+                        for (t, &i) in cell.nodes.iter().enumerate() {
+                            if i != u32::MAX {
+                                node_cell[i as usize] = (c as u32, t as u8);
+                            }
+                        }
+                    }
+                    let neighbours = |i: usize| {
+                        let (c, t) = node_cell[i];
+                        adjacent[c as usize].map(|d| {
+                            let j = cells[d as usize].nodes[t as usize];
+                            if j == u32::MAX { i } else { j as usize }
+                        })
+                    };
+                    for _ in 0..passes {
+                        rows = smooth_rows(&rows, neighbours, own);
+                    }
                 }
-                let groups = parents.iter().map(|p| p.nodes).collect::<Vec<_>>();
+            }
+            let groups = parents.map(|(parents, size)| {
+                let groups: Vec<[u32; 3]> = parents.iter().map(|p| p.nodes).collect();
                 cells = parents;
                 cell_size = size;
-                (warp, weft, rows, nc, Some(groups))
-            } else {
-                let warp =
-                    Lines::detect(cur, cur_lower, FAMILY_COMPONENT[0], options.line_threshold);
-                let weft =
-                    Lines::detect(cur, cur_lower, FAMILY_COMPONENT[1], options.line_threshold);
-                let (agg, nc) = aggregate(&warp, &weft, n);
-                if 10 * nc > 7 * n {
-                    break;
-                }
-                // Prolongator: own aggregate plus, with smoothing, the
-                // aggregates of the line neighbours.
-                let own = options.prolongator_self_weight.clamp(0.0, 1.0);
-                let nbw = (1.0 - own) / 4.0;
-                let mut rows = Vec::with_capacity(n);
-                for i in 0..n {
-                    let mut entries: Vec<(u32, f64)> = vec![(agg[i], own)];
-                    for lines in [&warp, &weft] {
-                        let t = lines.slot[i] as usize;
-                        let l = lines.line_of[i] as usize;
-                        for nb in [t.wrapping_sub(1), t + 1] {
-                            let inside = nb >= lines.start[l] && nb < lines.start[l + 1];
-                            let g = if inside {
-                                agg[lines.nodes[nb] as usize]
-                            } else {
-                                agg[i]
-                            };
-                            entries.push((g, nbw));
-                        }
-                    }
-                    entries.sort_unstable_by_key(|e| e.0);
-                    let mut row: Vec<(u32, f64)> = Vec::with_capacity(entries.len());
-                    for (g, w) in entries {
-                        if w == 0.0 {
-                            continue;
-                        }
-                        match row.last_mut() {
-                            Some(last) if last.0 == g => last.1 += w,
-                            _ => row.push((g, w)),
-                        }
-                    }
-                    rows.push(row);
-                }
-                (warp, weft, rows, nc, None)
-            };
+                groups
+            });
             let mut p_ptr = Vec::with_capacity(n + 1);
             let mut p_col: Vec<u32> = Vec::with_capacity(n);
             let mut p_w: Vec<f64> = Vec::with_capacity(n);
