@@ -8,10 +8,8 @@
 //!
 //! Skipped with a visible message when `../shared/data` is absent.
 
-mod common;
-
-use common::repo;
 use nalgebra::Vector3;
+use std::path::Path;
 use weft_pattern::{Pattern, WeaveOptions, weave_garment};
 use weft_solver::bsr::B;
 use weft_solver::cholesky::SparseCholesky;
@@ -21,7 +19,8 @@ use weft_solver::{Settings, Simulation, Tie};
 
 #[test]
 fn multigrid_on_a_woven_shirt() {
-    let file = repo().join("../shared/data/patterns/gc_shirt_mean.json");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/patterns/gc_shirt_mean.json");
     if !file.is_file() {
         eprintln!(
             "SKIPPED: {} not found (shared pattern data absent)",
