@@ -672,6 +672,11 @@ struct Cell {
     nodes: [u32; 3],
 }
 
+/// Offsets from a centroid below this (in crossings) are round-off of the
+/// centroid sums (a centroid like 1/3 is not exact) and count as zero, so
+/// no linear field gets a column of round-off-sized weights.
+const OFFSET_EPS: f64 = 1e-9;
+
 /// Cells of the next level, with the prolongator rows of this level's
 /// nodes (`(coarse node, weight)`, each weight times the 5x5 identity).
 /// Cells are bucketed by `floor(pos / size)` per component; a child cell
@@ -718,7 +723,7 @@ fn coarsen_cells(cells: &[Cell], n: usize, size: f64) -> (Vec<Cell>, Vec<Vec<(u3
     for (k, c) in cells.iter().enumerate() {
         let p = parent_of[k];
         for f in 0..2 {
-            if c.nodes[f + 1] != u32::MAX || c.pos[f] != parents[p].pos[f] {
+            if c.nodes[f + 1] != u32::MAX || (c.pos[f] - parents[p].pos[f]).abs() > OFFSET_EPS {
                 has[p][f + 1] = true;
             }
         }
@@ -738,7 +743,7 @@ fn coarsen_cells(cells: &[Cell], n: usize, size: f64) -> (Vec<Cell>, Vec<Vec<(u3
         let mut row = vec![(p.nodes[0], 1.0)];
         for f in 0..2 {
             let d = c.pos[f] - p.pos[f];
-            if p.nodes[f + 1] != u32::MAX && d != 0.0 {
+            if p.nodes[f + 1] != u32::MAX && d.abs() > OFFSET_EPS {
                 row.push((p.nodes[f + 1], d));
             }
         }
