@@ -94,6 +94,7 @@ use crate::cholesky::{NotPositiveDefinite, SparseCholesky};
 use crate::par::PARALLEL_MIN;
 use crate::pcg::Preconditioner;
 use rayon::prelude::*;
+use std::sync::Mutex;
 
 /// Tuning of [`Hierarchy::new`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -519,6 +520,22 @@ pub struct Hierarchy {
     /// caller's matrix is general-mode. Coarse levels are general-mode.
     fine_lower: Option<LowerIndex>,
     coarse: SparseCholesky,
+    /// Work vectors of the cycle, one set per level above the coarsest,
+    /// allocated once (a cycle runs in every PCG iteration; at 10^6 nodes
+    /// fresh vectors would be hundreds of MB of new pages per cycle).
+    scratch: Vec<Mutex<CycleScratch>>,
+}
+
+/// Work vectors of one level of the cycle: `r`, `y` (length `5 n` of the
+/// level) and `bc`, `xc`, `rc`, `dc` (length `5 n` of the next level).
+#[derive(Debug, Default)]
+struct CycleScratch {
+    r: Vec<f64>,
+    y: Vec<f64>,
+    bc: Vec<f64>,
+    xc: Vec<f64>,
+    rc: Vec<f64>,
+    dc: Vec<f64>,
 }
 
 impl std::fmt::Debug for SparseCholesky {
@@ -1093,6 +1110,20 @@ impl Hierarchy {
         }
         let coarsest = matrices.last().unwrap_or(a);
         let coarse = SparseCholesky::new(coarsest, &level_free)?;
+        let scratch = levels
+            .iter()
+            .map(|lv| {
+                let (len, clen) = (lv.free.len(), lv.coarse_free.len());
+                Mutex::new(CycleScratch {
+                    r: vec![0.0; len],
+                    y: vec![0.0; len],
+                    bc: vec![0.0; clen],
+                    xc: vec![0.0; clen],
+                    rc: vec![0.0; clen],
+                    dc: vec![0.0; clen],
+                })
+            })
+            .collect();
         let mut h = Self {
             options,
             fine_free: free.to_vec(),
@@ -1100,6 +1131,7 @@ impl Hierarchy {
             matrices,
             fine_lower,
             coarse,
+            scratch,
         };
         h.update(a)?;
         h.estimate_damping(a);
@@ -1124,7 +1156,7 @@ impl Hierarchy {
     }
 
     /// Bytes held by the hierarchy (coarse matrices, line factors, maps,
-    /// the fine matrix's transposed index;
+    /// the cycle's work vectors, the fine matrix's transposed index;
     /// not the fine matrix and not the coarsest Cholesky factor, which faer
     /// does not report).
     pub fn bytes(&self) -> usize {
@@ -1143,7 +1175,16 @@ impl Hierarchy {
                     + l.lines[1].bytes()
             })
             .sum();
-        lv + self.matrices.iter().map(BlockSparse::bytes).sum::<usize>()
+        let scratch: usize = self
+            .scratch
+            .iter()
+            .map(|m| {
+                let s = m.lock().unwrap_or_else(|e| e.into_inner());
+                8 * (s.r.len() + s.y.len() + s.bc.len() + s.xc.len() + s.rc.len() + s.dc.len())
+            })
+            .sum();
+        lv + scratch
+            + self.matrices.iter().map(BlockSparse::bytes).sum::<usize>()
             + self.fine_lower.as_ref().map_or(0, LowerIndex::bytes)
     }
 
@@ -1323,20 +1364,25 @@ impl Multigrid<'_> {
         };
         let level = &h.levels[l];
         let free = &level.free;
-        let len = b.len();
-        let mut r = vec![0.0; len];
-        let mut y = vec![0.0; len];
+        let mut guard = h.scratch[l].lock().unwrap_or_else(|e| e.into_inner());
+        let CycleScratch {
+            r,
+            y,
+            bc,
+            xc,
+            rc,
+            dc,
+        } = &mut *guard;
         x.iter_mut().for_each(|v| *v = 0.0);
         let [warp, weft] = &level.lines;
-        warp.smooth(b, x, free, &mut y);
-        residual(a, free, b, x, &mut r);
-        weft.smooth(&r, x, free, &mut y);
-        residual(a, free, b, x, &mut r);
+        warp.smooth(b, x, free, y);
+        residual(a, free, b, x, r);
+        weft.smooth(r, x, free, y);
+        residual(a, free, b, x, r);
         // Coarse correction.
-        let nc = level.t_ptr.len() - 1;
-        let mut bc = vec![0.0; B * nc];
         let cfree = &level.coarse_free;
         let restrict = |(c, bcc): (usize, &mut [f64])| {
+            bcc.iter_mut().for_each(|v| *v = 0.0);
             for t in level.t_ptr[c]..level.t_ptr[c + 1] {
                 let i = level.t_row[t] as usize;
                 let w = level.t_w[t];
@@ -1353,18 +1399,15 @@ impl Multigrid<'_> {
         } else {
             bc.par_chunks_mut(B).enumerate().for_each(restrict);
         }
-        let mut xc = vec![0.0; B * nc];
-        self.cycle(l + 1, &bc, &mut xc);
+        self.cycle(l + 1, bc, xc);
         if l + 1 < h.levels.len() {
             // W-cycle: further cycles on the coarse residual.
             let ac = &h.matrices[l];
             let cf = &h.levels[l + 1].free;
-            let mut rc = vec![0.0; B * nc];
-            let mut dc = vec![0.0; B * nc];
             for _ in 1..h.options.coarse_cycles {
-                residual(ac, cf, &bc, &xc, &mut rc);
-                self.cycle(l + 1, &rc, &mut dc);
-                xc.iter_mut().zip(&dc).for_each(|(x, d)| *x += d);
+                residual(ac, cf, bc, xc, rc);
+                self.cycle(l + 1, rc, dc);
+                xc.iter_mut().zip(dc.iter()).for_each(|(x, d)| *x += d);
             }
         }
         let prolong = |(i, xi): (usize, &mut [f64])| {
@@ -1381,20 +1424,21 @@ impl Multigrid<'_> {
         } else {
             x.par_chunks_mut(B).enumerate().for_each(prolong);
         }
-        drop((bc, xc));
-        residual(a, free, b, x, &mut r);
-        weft.smooth(&r, x, free, &mut y);
-        residual(a, free, b, x, &mut r);
-        warp.smooth(&r, x, free, &mut y);
+        residual(a, free, b, x, r);
+        weft.smooth(r, x, free, y);
+        residual(a, free, b, x, r);
+        warp.smooth(r, x, free, y);
     }
 }
 
 impl Preconditioner for Multigrid<'_> {
-    /// One symmetric V-cycle from a zero initial guess: `z = M⁻¹ r`.
+    /// One symmetric cycle (V or W, [`MultigridOptions::coarse_cycles`])
+    /// from a zero initial guess: `z = M⁻¹ r`. The fixed DOFs of `r` are
+    /// ignored (the level-0 smoothers, residuals and restriction all mask
+    /// by the free mask) and those of `z` are zero.
     fn apply(&self, r: &[f64], z: &mut [f64]) {
+        self.cycle(0, r, z);
         let free = &self.hierarchy.fine_free;
-        let b: Vec<f64> = r.iter().zip(free).map(|(r, f)| r * f).collect();
-        self.cycle(0, &b, z);
         z.iter_mut().zip(free).for_each(|(z, f)| *z *= f);
     }
 }
