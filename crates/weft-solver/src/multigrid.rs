@@ -629,15 +629,6 @@ fn aggregate(warp: &Lines, weft: &Lines, n: usize) -> (Vec<u32>, usize) {
 /// whose nodes are ordered in opposite directions still get consistent
 /// positions. On a woven patch this recovers the crossing grid exactly.
 fn grid_coordinates(warp: &Lines, weft: &Lines, n: usize) -> (Vec<[f64; 2]>, Vec<u32>) {
-    let fam = [warp, weft];
-    let nbrs = |f: usize, i: usize| -> [Option<usize>; 2] {
-        let lines = fam[f];
-        let t = lines.slot[i] as usize;
-        let l = lines.line_of[i] as usize;
-        let prev = (t > lines.start[l]).then(|| lines.nodes[t - 1] as usize);
-        let next = (t + 1 < lines.start[l + 1]).then(|| lines.nodes[t + 1] as usize);
-        [prev, next]
-    };
     let mut coords = vec![[0.0f64; 2]; n];
     let mut comp = vec![u32::MAX; n];
     let mut components = 0u32;
@@ -649,16 +640,18 @@ fn grid_coordinates(warp: &Lines, weft: &Lines, n: usize) -> (Vec<[f64; 2]>, Vec
         comp[first] = components;
         queue.push_back(first);
         while let Some(i) = queue.pop_front() {
+            let nb = line_neighbours(warp, weft, i);
             for f in 0..2 {
-                for (k, nb) in nbrs(f, i).into_iter().enumerate() {
-                    let Some(j) = nb else { continue };
-                    if comp[j] != u32::MAX {
+                for k in 0..2 {
+                    let j = nb[2 * f + k];
+                    if j == i || comp[j] != u32::MAX {
                         continue;
                     }
                     let mut c = coords[i];
                     c[f] += if k == 0 { -1.0 } else { 1.0 };
-                    for o in nbrs(1 - f, j).into_iter().flatten() {
-                        if comp[o] == components {
+                    let across = line_neighbours(warp, weft, j);
+                    for &o in &across[2 * (1 - f)..2 * (1 - f) + 2] {
+                        if o != j && comp[o] == components {
                             c[f] = coords[o][f];
                         }
                     }
@@ -687,6 +680,26 @@ struct Cell {
     /// Nodes of the level: the constant one, then the warp-linear and the
     /// weft-linear one (`u32::MAX` where absent).
     nodes: [u32; 3],
+}
+
+impl Cell {
+    /// The fine level's cells: one per node `i`, at its grid position
+    /// `coords[i]` in component `comp[i]` ([`grid_coordinates`]).
+    fn fine(coords: &[[f64; 2]], comp: &[u32]) -> Vec<Self> {
+        (0..coords.len())
+            .map(|i| Cell {
+                pos: coords[i],
+                comp: comp[i],
+                count: 1,
+                nodes: [i as u32, u32::MAX, u32::MAX],
+            })
+            .collect()
+    }
+
+    /// Number of level nodes in the cell (1 to 3).
+    fn node_count(&self) -> usize {
+        self.nodes.iter().filter(|&&c| c != u32::MAX).count()
+    }
 }
 
 /// Offsets from a centroid below this (in crossings) are round-off of the
@@ -961,14 +974,7 @@ impl Hierarchy {
             let (mut rows, nc, parents) = if options.linear_modes {
                 if levels.is_empty() {
                     let (coords, comp) = grid_coordinates(&warp, &weft, n);
-                    cells = (0..n)
-                        .map(|i| Cell {
-                            pos: coords[i],
-                            comp: comp[i],
-                            count: 1,
-                            nodes: [i as u32, u32::MAX, u32::MAX],
-                        })
-                        .collect();
+                    cells = Cell::fine(&coords, &comp);
                 }
                 let size = if levels.is_empty() {
                     options.aggregate_size as f64
@@ -976,10 +982,7 @@ impl Hierarchy {
                     2.0 * cell_size
                 };
                 let (parents, rows) = coarsen_cells(&cells, n, size);
-                let nc = parents
-                    .iter()
-                    .map(|p| p.nodes.iter().filter(|&&c| c != u32::MAX).count())
-                    .sum::<usize>();
+                let nc = parents.iter().map(Cell::node_count).sum::<usize>();
                 (rows, nc, Some((parents, size)))
             } else {
                 let (agg, nc) = aggregate(&warp, &weft, n);
@@ -1520,24 +1523,11 @@ mod tests {
         let (warp, weft) = lines(&a);
         let (coords, comp) = grid_coordinates(&warp, &weft, a.n);
         let f = |p: [f64; 2]| 1.0 + 2.0 * p[0] + 3.0 * p[1];
-        let cells0: Vec<Cell> = (0..a.n)
-            .map(|i| Cell {
-                pos: coords[i],
-                comp: comp[i],
-                count: 1,
-                nodes: [i as u32, u32::MAX, u32::MAX],
-            })
-            .collect();
+        let cells0 = Cell::fine(&coords, &comp);
         let (cells1, rows0) = coarsen_cells(&cells0, a.n, 4.0);
-        let n1: usize = cells1
-            .iter()
-            .map(|c| c.nodes.iter().filter(|&&x| x != u32::MAX).count())
-            .sum();
+        let n1: usize = cells1.iter().map(Cell::node_count).sum();
         let (cells2, rows1) = coarsen_cells(&cells1, n1, 8.0);
-        let n2: usize = cells2
-            .iter()
-            .map(|c| c.nodes.iter().filter(|&&x| x != u32::MAX).count())
-            .sum();
+        let n2: usize = cells2.iter().map(Cell::node_count).sum();
         assert!(n2 < n1 && n1 < a.n, "{} {n1} {n2}", a.n);
         // The coarse values of the field: constant = f at the centroid,
         // slopes 2 and 3.
