@@ -191,15 +191,7 @@ fn measure(
     let assembly_s = t0.elapsed().as_secs_f64();
 
     // PCG iterations and SpMV on that matrix.
-    let free: Vec<f64> = (0..dofs)
-        .map(|d| {
-            if sim.assembler.fabric.free[d / 5][d % 5] {
-                1.0
-            } else {
-                0.0
-            }
-        })
-        .collect();
+    let free = sim.free_mask().to_vec();
     let pre = BlockJacobi::new(&sim.assembler.matrix, &free);
     let ops = CpuOps {
         matrix: &sim.assembler.matrix,

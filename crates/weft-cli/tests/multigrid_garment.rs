@@ -11,7 +11,6 @@
 use nalgebra::Vector3;
 use std::path::Path;
 use weft_pattern::{Pattern, WeaveOptions, weave_garment};
-use weft_solver::bsr::B;
 use weft_solver::cholesky::SparseCholesky;
 use weft_solver::multigrid::{Hierarchy, Multigrid, MultigridOptions};
 use weft_solver::pcg::{BlockJacobi, CpuOps, PcgStatus, pcg};
@@ -46,18 +45,9 @@ fn multigrid_on_a_woven_shirt() {
         vec![],
         ties,
     );
-    let (q, v) = (sim.q.clone(), sim.v.clone());
-    let n = q.len();
-    let anchors = sim.anchors.clone();
-    let mut r = vec![0.0; n];
-    sim.assembler.exact_hessians = false;
-    sim.assembler.begin_step(&q, &v, 1e-3, 1e-3);
-    sim.assembler
-        .assemble(&q, &v, &v, 1e-3, &anchors, &mut r, true);
-    let free: Vec<f64> = (0..n)
-        .map(|d| f64::from(u8::from(sim.assembler.fabric.free[d / B][d % B])))
-        .collect();
-    let b: Vec<f64> = r.iter().zip(&free).map(|(x, f)| -x * f).collect();
+    let b = sim.newton_system(1e-3);
+    let free = sim.free_mask().to_vec();
+    let n = b.len();
     let a = &sim.assembler.matrix;
     let options = MultigridOptions {
         coarse_nodes: 300,

@@ -423,6 +423,24 @@ impl Simulation {
         &self.free
     }
 
+    /// Assembles the first Newton system of a backward-Euler step of size
+    /// `h` (s) from the current state, with projected (SPD) element
+    /// Hessians, into [`Assembler::matrix`] and returns its right-hand side
+    /// `-R` (length `5 n`, N·s, zero on the fixed DOFs of
+    /// [`Simulation::free_mask`]): the system PCG solves for the velocity
+    /// update (DESIGN §5). For preconditioner studies and benchmarks; the
+    /// step itself does this inside Newton. Leaves the assembler in
+    /// projected-Hessian mode.
+    pub fn newton_system(&mut self, h: f64) -> Vec<f64> {
+        let (q, v) = (self.q.clone(), self.v.clone());
+        let mut r = vec![0.0; q.len()];
+        self.assembler.exact_hessians = false;
+        self.assembler.begin_step(&q, &v, h, self.t + h);
+        self.assembler
+            .assemble(&q, &v, &v, h, &self.anchors, &mut r, true);
+        r.iter().zip(&self.free).map(|(x, f)| -x * f).collect()
+    }
+
     /// The current state in weft-core's struct-of-arrays form.
     pub fn state(&self) -> State {
         let n = self.assembler.fabric.node_count();

@@ -7,10 +7,10 @@
 use nalgebra::Vector3;
 use weft_core::{FabricBuilder, Material, NodeSelector, WovenPatchSpec};
 use weft_potentials::testing::xorshift as rng;
-use weft_solver::bsr::B;
+use weft_solver::bsr::BlockSparse;
 use weft_solver::cholesky::SparseCholesky;
 use weft_solver::multigrid::{Hierarchy, Multigrid, MultigridOptions};
-use weft_solver::pcg::{BlockJacobi, CpuOps, PcgStatus, Preconditioner, pcg};
+use weft_solver::pcg::{BlockJacobi, CpuOps, PcgResult, PcgStatus, Preconditioner, pcg};
 use weft_solver::{LinearSolver, Settings, Simulation};
 
 /// A `side` x `side` patch at 0.57 mm spacing, two corners pinned, under
@@ -32,19 +32,28 @@ fn patch(side: usize, settings: Settings) -> Simulation {
 /// The free mask and the right-hand side `-R` of the first Newton system
 /// of a step of 1 ms from the simulation's state (projected Hessians, SPD).
 fn system(sim: &mut Simulation) -> (Vec<f64>, Vec<f64>) {
-    let (q, v) = (sim.q.clone(), sim.v.clone());
-    let n = q.len();
-    let anchors = sim.anchors.clone();
-    let mut r = vec![0.0; n];
-    sim.assembler.exact_hessians = false;
-    sim.assembler.begin_step(&q, &v, 1e-3, sim.t + 1e-3);
-    sim.assembler
-        .assemble(&q, &v, &v, 1e-3, &anchors, &mut r, true);
-    let free: Vec<f64> = (0..n)
-        .map(|d| f64::from(u8::from(sim.assembler.fabric.free[d / B][d % B])))
-        .collect();
-    let b = r.iter().zip(&free).map(|(x, f)| -x * f).collect();
-    (free, b)
+    let b = sim.newton_system(1e-3);
+    (sim.free_mask().to_vec(), b)
+}
+
+/// PCG on `a` with `pre` from zero to relative residual `tol` (at most
+/// `cap` iterations): the result and the solution.
+fn solve(
+    a: &BlockSparse,
+    free: &[f64],
+    b: &[f64],
+    pre: &dyn Preconditioner,
+    tol: f64,
+    cap: usize,
+) -> (PcgResult, Vec<f64>) {
+    let ops = CpuOps {
+        matrix: a,
+        preconditioner: pre,
+        free,
+    };
+    let mut x = vec![0.0; b.len()];
+    let res = pcg(&ops, b, &mut x, tol, cap);
+    (res, x)
 }
 
 fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
@@ -87,13 +96,7 @@ fn multigrid_pcg_on_a_woven_patch() {
         hierarchy: &h,
         matrix: a,
     };
-    let ops = CpuOps {
-        matrix: a,
-        preconditioner: &mg,
-        free: &free,
-    };
-    let mut x_plain = vec![0.0; n];
-    let res_plain = pcg(&ops, &b, &mut x_plain, 1e-8, 20_000);
+    let (res_plain, _) = solve(a, &free, &b, &mg, 1e-8, 20_000);
     assert_eq!(res_plain.status, PcgStatus::Converged);
     let options = MultigridOptions {
         coarse_nodes: 100,
@@ -105,30 +108,11 @@ fn multigrid_pcg_on_a_woven_patch() {
         hierarchy: &h,
         matrix: a,
     };
-    let ops = CpuOps {
-        matrix: a,
-        preconditioner: &mg,
-        free: &free,
-    };
-    let mut x_mg = vec![0.0; n];
-    let res_mg = pcg(&ops, &b, &mut x_mg, 1e-8, 20_000);
-    let bj = BlockJacobi::new(a, &free);
-    let ops = CpuOps {
-        matrix: a,
-        preconditioner: &bj,
-        free: &free,
-    };
-    let mut x_bj = vec![0.0; n];
-    let res_bj = pcg(&ops, &b, &mut x_bj, 1e-8, 100_000);
+    let (res_mg, x_mg) = solve(a, &free, &b, &mg, 1e-8, 20_000);
+    let (res_bj, _) = solve(a, &free, &b, &BlockJacobi::new(a, &free), 1e-8, 100_000);
     let mut ch = SparseCholesky::new(a, &free).unwrap();
     ch.factor(a).unwrap();
-    let ops = CpuOps {
-        matrix: a,
-        preconditioner: &ch,
-        free: &free,
-    };
-    let mut x_ch = vec![0.0; n];
-    let res_ch = pcg(&ops, &b, &mut x_ch, 1e-12, 100);
+    let (res_ch, x_ch) = solve(a, &free, &b, &ch, 1e-12, 100);
     eprintln!(
         "multigrid {res_mg:?}\nplain aggregation {res_plain:?}\nblock-Jacobi {res_bj:?}\nCholesky {res_ch:?}"
     );

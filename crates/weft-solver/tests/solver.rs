@@ -533,16 +533,9 @@ fn hanging_patch(linear_solver: LinearSolver, adaptive: bool, dt: f64) -> Simula
 fn cholesky_preconditioner_solves_patch_system() {
     let mut sim = hanging_patch(LinearSolver::BlockJacobi, true, 1e-3);
     sim.advance_to(5e-3, |_, _| {}).unwrap();
-    let (q, v) = (sim.q.clone(), sim.v.clone());
-    let n = q.len();
-    let anchors = sim.anchors.clone();
-    let mut r = vec![0.0; n];
-    sim.assembler
-        .assemble(&q, &v, &v, 1e-3, &anchors, &mut r, true);
-    let free: Vec<f64> = (0..n)
-        .map(|d| f64::from(u8::from(sim.assembler.fabric.free[d / B][d % B])))
-        .collect();
-    let b: Vec<f64> = r.iter().zip(&free).map(|(x, f)| -x * f).collect();
+    let b = sim.newton_system(1e-3);
+    let free = sim.free_mask().to_vec();
+    let n = b.len();
     let a = &sim.assembler.matrix;
     let mut chol = SparseCholesky::new(a, &free).unwrap();
     chol.factor(a).unwrap();
