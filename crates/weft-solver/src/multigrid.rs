@@ -55,7 +55,9 @@
 //!   is averaged with the rows of the node's four line neighbours. This
 //!   removes the jumps at aggregate borders, and keeps linear fields exact
 //!   away from the fabric's edges. The coarse operator `Pᵀ A P` is again a
-//!   5x5 block-sparse matrix whose pattern is built once.
+//!   5x5 block-sparse matrix whose pattern is built once; it is stored in
+//!   symmetric mode (blocks on and above the diagonal), which halves its
+//!   memory, its Galerkin products and the bytes its residuals stream.
 //! - Levels are added until at most `coarse_nodes` nodes remain (or
 //!   coarsening stalls); the coarsest matrix is factored with
 //!   [`SparseCholesky`].
@@ -83,9 +85,11 @@
 //!   the line bandwidth in nodes (2 with bending elements), so 300 bytes per
 //!   family;
 //! - the prolongator: 12 bytes per entry, twice;
-//! - the coarse matrices: with 6 x 6 aggregates each coarse node couples
-//!   with the 27 nodes of the 3 x 3 cells around it, so about 2.25 blocks
-//!   per fine node;
+//! - the coarse matrices: with 6 x 6 aggregates a level-1 node couples
+//!   with the 27 nodes of the 3 x 3 cells around it (about 14 stored
+//!   blocks per row in symmetric mode, 1.15 per fine node); the smoothed
+//!   coarser prolongators widen that to about 30 per row on level 2, so
+//!   all coarse levels hold about 2 blocks (400 bytes) per fine node;
 //! - a few work vectors.
 //!
 //! See `BENCHMARKS.md` for the totals and the measured PCG iterations.
@@ -372,7 +376,7 @@ impl Lines {
                 });
             }
             band_cholesky(&mut f, bw);
-            out.iter_mut().zip(&f).for_each(|(o, v)| *o = *v as f32);
+            store_factor(&f, bw, out);
         };
         if nodes.len() < PARALLEL_MIN / B {
             chunks.iter_mut().for_each(work);
@@ -461,24 +465,53 @@ fn band_cholesky(f: &mut [f64], bw: usize) {
     }
 }
 
-/// Solves `L Lᵀ x = b` in place with the factor of [`band_cholesky`].
+/// Rounds the f64 factor of [`band_cholesky`] to the f32 storage that
+/// [`band_solve`] reads: off-diagonal entries as they are, each diagonal
+/// entry replaced by its reciprocal (the solves multiply instead of divide).
+fn store_factor(f: &[f64], bw: usize, out: &mut [f32]) {
+    let w1 = bw + 1;
+    for (row_out, row) in out.chunks_exact_mut(w1).zip(f.chunks_exact(w1)) {
+        for (o, v) in row_out[..bw].iter_mut().zip(&row[..bw]) {
+            *o = *v as f32;
+        }
+        row_out[bw] = (1.0 / row[bw]) as f32;
+    }
+}
+
+/// Solves `L Lᵀ x = b` in place with the factor of [`band_cholesky`] as
+/// [`store_factor`] stores it (reciprocal diagonal).
+///
+/// The forward dot products run on four partial sums: only the last term
+/// depends on the value just computed, so the others overlap with it
+/// instead of forming one chain of `bw` dependent multiply-adds per row.
 fn band_solve(f: &[f32], bw: usize, x: &mut [f64]) {
     let w1 = bw + 1;
     let m = x.len();
     for i in 0..m {
-        let mut s = x[i];
         let row = &f[i * w1..i * w1 + w1];
-        for k in i.saturating_sub(bw)..i {
-            s -= f64::from(row[k + bw - i]) * x[k];
+        let lo = i.saturating_sub(bw);
+        let coef = &row[lo + bw - i..bw];
+        let xs = &x[lo..i];
+        let mut acc = [0.0f64; 4];
+        let (cc, cr) = (coef.chunks_exact(4), coef.chunks_exact(4).remainder());
+        let xr = xs.chunks_exact(4).remainder();
+        for (c4, x4) in cc.zip(xs.chunks_exact(4)) {
+            for t in 0..4 {
+                acc[t] += f64::from(c4[t]) * x4[t];
+            }
         }
-        x[i] = s / f64::from(row[bw]);
+        for (c, xv) in cr.iter().zip(xr) {
+            acc[0] += f64::from(*c) * xv;
+        }
+        x[i] = (x[i] - ((acc[0] + acc[1]) + (acc[2] + acc[3]))) * f64::from(row[bw]);
     }
     for i in (0..m).rev() {
         let row = &f[i * w1..i * w1 + w1];
-        let xi = x[i] / f64::from(row[bw]);
+        let xi = x[i] * f64::from(row[bw]);
         x[i] = xi;
-        for k in i.saturating_sub(bw)..i {
-            x[k] -= f64::from(row[k + bw - i]) * xi;
+        let lo = i.saturating_sub(bw);
+        for (xk, c) in x[lo..i].iter_mut().zip(&row[lo + bw - i..bw]) {
+            *xk -= f64::from(*c) * xi;
         }
     }
 }
@@ -515,10 +548,12 @@ pub struct Hierarchy {
     levels: Vec<Level>,
     /// Matrices of levels 1.. (level 0 is the caller's matrix).
     matrices: Vec<BlockSparse>,
-    /// The transposed index of a symmetric-mode fine matrix (the smoothers
-    /// and the Galerkin products read whole block rows); `None` when the
-    /// caller's matrix is general-mode. Coarse levels are general-mode.
-    fine_lower: Option<LowerIndex>,
+    /// The transposed index of each level's matrix, fine first (the
+    /// smoothers and the Galerkin products read whole block rows): `None`
+    /// for a general-mode fine matrix. The coarse matrices are
+    /// symmetric-mode (only blocks on and above the diagonal are stored, computed
+    /// and streamed), so theirs are always present.
+    lowers: Vec<Option<LowerIndex>>,
     coarse: SparseCholesky,
     /// Work vectors of the cycle, one set per level above the coarsest,
     /// allocated once (a cycle runs in every PCG iteration; at 10^6 nodes
@@ -838,6 +873,7 @@ fn line_neighbours(warp: &Lines, weft: &Lines, i: usize) -> [usize; 4] {
 /// weft family) in order of position, each cell's nodes in turn.
 fn cell_lines(
     a: &BlockSparse,
+    lower: Option<&LowerIndex>,
     cells: &[Cell],
     size: f64,
     family: usize,
@@ -868,7 +904,7 @@ fn cell_lines(
         nodes.extend(cells[k].nodes.iter().filter(|&&i| i != u32::MAX));
     }
     start.push(nodes.len());
-    Lines::from_paths(a, None, start, nodes)
+    Lines::from_paths(a, lower, start, nodes)
 }
 
 /// Fixes the coarse DOFs whose prolongator column, restricted to the free
@@ -937,7 +973,7 @@ impl Hierarchy {
         free: &[f64],
         options: MultigridOptions,
     ) -> Result<Self, NotPositiveDefinite> {
-        let fine_lower = a.symmetric.then(|| a.lower_index());
+        let mut lowers = vec![a.symmetric.then(|| a.lower_index())];
         let mut levels = Vec::new();
         let mut matrices: Vec<BlockSparse> = Vec::new();
         let mut level_free = free.to_vec();
@@ -946,10 +982,8 @@ impl Hierarchy {
         let mut cell_size = 1.0;
         let mut adjacent: Vec<[u32; 4]> = Vec::new();
         loop {
-            let (cur, cur_lower) = match matrices.last() {
-                Some(m) => (m, None),
-                None => (a, fine_lower.as_ref()),
-            };
+            let cur = matrices.last().unwrap_or(a);
+            let cur_lower = lowers[levels.len()].as_ref();
             let n = cur.n;
             if n <= options.coarse_nodes || levels.len() + 1 >= options.max_levels {
                 break;
@@ -966,8 +1000,8 @@ impl Hierarchy {
             } else {
                 adjacent = (0..cells.len()).map(|k| [k as u32; 4]).collect();
                 (
-                    cell_lines(cur, &cells, cell_size, 0, &mut adjacent),
-                    cell_lines(cur, &cells, cell_size, 1, &mut adjacent),
+                    cell_lines(cur, cur_lower, &cells, cell_size, 0, &mut adjacent),
+                    cell_lines(cur, cur_lower, &cells, cell_size, 1, &mut adjacent),
                 )
             };
             // Unsmoothed prolongator rows and the coarse node count.
@@ -1080,7 +1114,7 @@ impl Hierarchy {
                         .map(|d| (c, d as usize)),
                 );
             }
-            let coarse = BlockSparse::from_pairs_general(nc, pairs);
+            let coarse = BlockSparse::from_pairs(nc, pairs);
             // A coarse DOF is free when one of its aggregate's DOFs is.
             let mut coarse_free = vec![0.0; B * nc];
             for i in 0..n {
@@ -1108,6 +1142,7 @@ impl Hierarchy {
                 coarse_free,
             };
             galerkin(&level, cur, cur_lower, &mut coarse);
+            lowers.push(Some(coarse.lower_index()));
             levels.push(level);
             matrices.push(coarse);
         }
@@ -1132,7 +1167,7 @@ impl Hierarchy {
             fine_free: free.to_vec(),
             levels,
             matrices,
-            fine_lower,
+            lowers,
             coarse,
             scratch,
         };
@@ -1188,7 +1223,12 @@ impl Hierarchy {
             .sum();
         lv + scratch
             + self.matrices.iter().map(BlockSparse::bytes).sum::<usize>()
-            + self.fine_lower.as_ref().map_or(0, LowerIndex::bytes)
+            + self
+                .lowers
+                .iter()
+                .flatten()
+                .map(LowerIndex::bytes)
+                .sum::<usize>()
     }
 
     /// Recomputes every value from a new matrix `a` with the pattern the
@@ -1200,20 +1240,14 @@ impl Hierarchy {
     pub fn update(&mut self, a: &BlockSparse) -> Result<(), NotPositiveDefinite> {
         for l in 0..self.levels.len() {
             let (done, rest) = self.matrices.split_at_mut(l);
-            let (fine, lower) = if l == 0 {
-                (a, self.fine_lower.as_ref())
-            } else {
-                (&done[l - 1], None)
-            };
+            let fine = if l == 0 { a } else { &done[l - 1] };
+            let lower = self.lowers[l].as_ref();
             let coarse = &mut rest[0];
             galerkin(&self.levels[l], fine, lower, coarse);
         }
         for l in 0..self.levels.len() {
-            let (m, lower) = if l == 0 {
-                (a, self.fine_lower.as_ref())
-            } else {
-                (&self.matrices[l - 1], None)
-            };
+            let m = if l == 0 { a } else { &self.matrices[l - 1] };
+            let lower = self.lowers[l].as_ref();
             let level = &mut self.levels[l];
             let [warp, weft] = &mut level.lines;
             warp.factor(m, lower, &level.free);
@@ -1268,7 +1302,8 @@ impl Hierarchy {
 
 /// Computes the Galerkin coarse matrix `coarse = Pᵀ A P` of `level`'s
 /// prolongator (both sides masked by the free masks), parallel over coarse
-/// block rows; the pattern of `coarse` was built for it.
+/// block rows; the pattern of `coarse` was built for it. A symmetric-mode
+/// `coarse` gets only its blocks on and above the diagonal.
 fn galerkin(
     level: &Level,
     fine: &BlockSparse,
@@ -1284,7 +1319,7 @@ fn galerkin(
         rows.push((c, head));
         rest = tail;
     }
-    let (row_ptr, cols) = (&coarse.row_ptr, &coarse.cols);
+    let (row_ptr, cols, symmetric) = (&coarse.row_ptr, &coarse.cols, coarse.symmetric);
     let work = |(c, out): &mut (usize, &mut [Block])| {
         let c = *c;
         let ccols = &cols[row_ptr[c]..row_ptr[c + 1]];
@@ -1303,6 +1338,9 @@ fn galerkin(
                 }
                 for p in level.p_ptr[j]..level.p_ptr[j + 1] {
                     let d = level.p_col[p] as usize;
+                    if symmetric && d < c {
+                        continue;
+                    }
                     let wj = level.p_w[p];
                     let pos = ccols
                         .binary_search(&(d as u32))
@@ -1486,6 +1524,51 @@ mod tests {
             Lines::detect(a, lower.as_ref(), FAMILY_COMPONENT[0], t),
             Lines::detect(a, lower.as_ref(), FAMILY_COMPONENT[1], t),
         )
+    }
+
+    /// The banded Cholesky, its f32 storage with reciprocal pivots and the
+    /// four-accumulator solve together invert an SPD band matrix (40 rows,
+    /// half-bandwidth 14 as on the fine level, plus a short line of 3 rows):
+    /// `A x = b` holds to 1e-5 relative, the f32 rounding of the factor.
+    #[test]
+    fn band_solve_inverts_the_band_matrix() {
+        for (m, bw) in [(40usize, 14usize), (3, 14), (25, 4)] {
+            let w1 = bw + 1;
+            // A symmetric, diagonally dominant band matrix (off-diagonal
+            // row sums below 0.5 · 2 · H(14) ≈ 3.3 < 4).
+            let a = |i: usize, j: usize| -> f64 {
+                let d = i.abs_diff(j);
+                if d > bw {
+                    0.0
+                } else if d == 0 {
+                    4.0 + (i % 3) as f64
+                } else {
+                    let (p, q) = (i.min(j), i.max(j));
+                    0.25 * (((p + 2 * q) % 5) as f64 - 2.0) / d as f64
+                }
+            };
+            let mut f = vec![0.0; m * w1];
+            for i in 0..m {
+                for j in i.saturating_sub(bw)..=i {
+                    f[i * w1 + j + bw - i] = a(i, j);
+                }
+            }
+            band_cholesky(&mut f, bw);
+            let mut stored = vec![0.0f32; f.len()];
+            store_factor(&f, bw, &mut stored);
+            let b: Vec<f64> = (0..m).map(|i| 1.0 + (i * 7 % 11) as f64).collect();
+            let mut x = b.clone();
+            band_solve(&stored, bw, &mut x);
+            let bnorm = dot(&b, &b).sqrt();
+            let err: f64 = (0..m)
+                .map(|i| {
+                    let ax: f64 = (0..m).map(|j| a(i, j) * x[j]).sum();
+                    (ax - b[i]).powi(2)
+                })
+                .sum::<f64>()
+                .sqrt();
+            assert!(err <= 1e-5 * bnorm, "m {m} bw {bw}: |Ax - b| = {err:.3e}");
+        }
     }
 
     /// On a 13 x 9 patch the walk recovers the crossing grid: one component,
