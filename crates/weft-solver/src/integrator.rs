@@ -3,11 +3,23 @@
 //! Each step solves `M (q̇⁺ - q̇) = h f(q⁺, q̇⁺)`, `q⁺ = q + h q̇⁺` for the
 //! velocities `q̇⁺` by Newton's method (one iteration in `one_iteration`
 //! mode). Every iteration solves `(M - h ∂f/∂q̇ - h² ∂f/∂q) Δq̇ = -R` with
-//! block-Jacobi PCG to the relative tolerance `η = 0.1·target/|R|` clamped to
-//! `[cg_tolerance, 0.5]` (an inexact-Newton forcing term: no linear solve is
-//! more accurate than the Newton target needs), then a backtracking line
-//! search on the merit `|R|₂` accepts the largest `α ∈ {1, ½, …, 2⁻¹²}` with
-//! sufficient decrease.
+//! PCG to a relative tolerance `η` (an inexact-Newton forcing term), then a
+//! backtracking line search on the merit `|R|₂` accepts the largest
+//! `α ∈ {1, ½, …, 2⁻¹²}` with sufficient decrease. The forcing term is
+//! never below `0.1·target/|R|₂` (clamped to `[cg_tolerance, 0.5]`): no
+//! linear solve is more accurate than the Newton target needs. With
+//! [`Settings::adaptive_forcing`] (the default; used with the multigrid
+//! preconditioner, see [`CpuBackend`]'s `adaptive_forcing`) it is the larger
+//! of that and the Eisenstat–Walker term ([`eisenstat_walker`]): 0.1 in a
+//! step's first iteration, then `0.9 (|R_k|₂/|R_{k-1}|₂)²`, except after an
+//! iteration that stalled (its line search backtracked, or it cut `|R|₂` by
+//! less than half), which gets the tight term: a loose direction that
+//! Newton cannot use would otherwise stay loose, and a nearly flat start
+//! then crawled through 20 iterations of 0.5% decrease each. Early iterations, whose
+//! residual the nonlinearity keeps high whatever the linear solve does, get
+//! loose solves; once Newton converges quadratically the solves tighten. On
+//! the 100,489-node `weft bench` step with the multigrid this halved the PCG
+//! iterations (132 to 70, same 3 Newton iterations; `BENCHMARKS.md`).
 //!
 //! Convergence: `|R|∞ / h ≤ newton_tolerance · F`, a residual in force units
 //! relative to the force scale `F` of the step (the largest nodal force at the
@@ -68,6 +80,15 @@ pub struct Settings {
     pub cg_tolerance: f64,
     /// PCG iteration limit.
     pub cg_max_iterations: usize,
+    /// Adaptive inexact-Newton forcing (module docs, [`eisenstat_walker`]):
+    /// each Newton system is solved only as accurately as the previous
+    /// iteration's residual decrease suggests Newton can use. `false` solves
+    /// every system to the tighter of `cg_tolerance` and what the Newton
+    /// target alone needs. The Newton convergence test is the same either
+    /// way. Applies where the backend takes it
+    /// ([`crate::StepBackend::adaptive_forcing`]: the CPU backend with the
+    /// multigrid preconditioner); ignored in `one_iteration` mode.
+    pub adaptive_forcing: bool,
     /// One Newton iteration per step (linearly implicit backward Euler).
     pub one_iteration: bool,
     /// Accepted steps in a row before `h` doubles.
@@ -126,6 +147,7 @@ impl Default for Settings {
             newton_tolerance: 1e-6,
             cg_tolerance: 1e-8,
             cg_max_iterations: 10_000,
+            adaptive_forcing: true,
             one_iteration: false,
             growth_after: 4,
             max_strain_change: 0.1,
@@ -725,14 +747,27 @@ fn newton_step<S: StepBackend>(
     let mut v_try = be.zeros()?;
     let mut r_try = be.zeros()?;
     let mut rhs = be.zeros()?;
+    // Previous |R|₂ for the Eisenstat–Walker term; whether the previous
+    // iteration stalled (backtracked, or cut |R|₂ by less than half).
+    let mut forcing_prev: Option<f64> = None;
+    let mut stalled = false;
+    let adaptive = be.adaptive_forcing(host);
     while !converged && stats.newton_iterations < max_it {
         stats.newton_iterations += 1;
         be.negate(&r, &mut rhs)?;
         be.set_zero(&mut dv)?;
         // Inexact Newton: solve only as far as the Newton target needs
-        // (forcing term η = 0.1·target/|R|, within [cg_tolerance, 0.5]).
+        // (η ≥ 0.1·target/|R|, within [cg_tolerance, 0.5]) and, with
+        // adaptive forcing, only as far as the nonlinearity lets this
+        // iteration's residual fall (module docs).
         let target = settings.newton_tolerance * scale * h;
-        let eta = (0.1 * target / rnorm.max(1e-300)).clamp(settings.cg_tolerance, 0.5);
+        let floor = (0.1 * target / rnorm.max(1e-300)).clamp(settings.cg_tolerance, 0.5);
+        let eta = if adaptive && !settings.one_iteration && !stalled {
+            eisenstat_walker(forcing_prev, rnorm).max(floor)
+        } else {
+            floor
+        };
+        forcing_prev = Some(rnorm);
         let (mut res, indefinite) = timed_solve(be, host, &mut stats, &rhs, &mut dv, eta)?;
         stats.cg_iterations += res.iterations;
         if indefinite && host.assembler.exact_hessians {
@@ -770,6 +805,7 @@ fn newton_step<S: StepBackend>(
             if rn.is_finite() && (rn <= (1.0 - 1e-4 * alpha) * rnorm || settings.one_iteration) {
                 std::mem::swap(&mut v, &mut v_try);
                 std::mem::swap(&mut r, &mut r_try);
+                stalled = alpha < 1.0 || rn > 0.5 * rnorm;
                 rnorm = rn;
                 energies = e;
                 break;
@@ -821,6 +857,24 @@ fn newton_step<S: StepBackend>(
     Ok(Ok((stats, energies, q_new, v)))
 }
 
+/// Forcing term of the first Newton iteration of a step with
+/// [`Settings::adaptive_forcing`], and the largest one (dimensionless).
+pub const FORCING_MAX: f64 = 0.1;
+
+/// The Eisenstat–Walker forcing term, choice 2 with `γ = 0.9`, `α = 2`
+/// [Eisenstat & Walker, *SIAM J. Sci. Comput.* 17(1), 1996, eq. 2.6]:
+/// `η_k = γ (|R_k| / |R_{k-1}|)²`, at most [`FORCING_MAX`] (their safeguard
+/// 2.7 only acts for `η_{k-1}` above 0.33, which the cap excludes). `prev`
+/// is the previous iteration's `|R|₂`, `None` in the first iteration of a
+/// step (which gets [`FORCING_MAX`]); `rnorm` is the current `|R|₂`
+/// (any consistent unit).
+pub fn eisenstat_walker(prev: Option<f64>, rnorm: f64) -> f64 {
+    match prev {
+        None => FORCING_MAX,
+        Some(r_prev) => (0.9 * (rnorm / r_prev.max(1e-300)).powi(2)).min(FORCING_MAX),
+    }
+}
+
 /// The CPU backend of the step: assembly by [`Assembler::assemble`], PCG
 /// with the sparse Cholesky, multigrid or block-Jacobi preconditioner
 /// ([`LinearSolver`]), vector operations with rayon on host `Vec<f64>`.
@@ -860,6 +914,17 @@ impl StepBackend for CpuBackend {
 
     fn zeros(&mut self) -> Result<Vec<f64>, Self::Error> {
         Ok(vec![0.0; self.len])
+    }
+
+    /// Adaptive forcing with the multigrid preconditioner only: there a
+    /// PCG iteration costs about a tenth of a Newton iteration's assembly
+    /// and hierarchy update, and the tight term spent half the step's
+    /// iterations on solves the nonlinearity then discarded. The sparse
+    /// Cholesky solves in a few iterations anyway, and block-Jacobi stays
+    /// on the tight term, as the CUDA backend (block-Jacobi) does, so the
+    /// two keep agreeing step by step.
+    fn adaptive_forcing(&self, host: &StepHost<'_>) -> bool {
+        host.settings.adaptive_forcing && Self::use_multigrid(host)
     }
 
     fn begin_step(

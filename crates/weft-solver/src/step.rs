@@ -178,6 +178,17 @@ pub trait StepBackend {
         eta: f64,
     ) -> Result<(PcgResult, bool), Self::Error>;
 
+    /// Whether Newton takes the adaptive (Eisenstat–Walker) forcing term
+    /// for this backend's solves of `host`'s systems
+    /// ([`crate::Settings::adaptive_forcing`]). The default, `false`, keeps
+    /// the tight forcing term: right where a solve is cheap next to a Newton
+    /// iteration, and where step-by-step agreement with another backend
+    /// matters more than the PCG iterations saved.
+    fn adaptive_forcing(&self, host: &StepHost<'_>) -> bool {
+        let _ = host;
+        false
+    }
+
     /// `out = -x`.
     ///
     /// # Errors

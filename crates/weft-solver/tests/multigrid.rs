@@ -9,6 +9,7 @@ use weft_core::{FabricBuilder, Material, NodeSelector, WovenPatchSpec};
 use weft_potentials::testing::xorshift as rng;
 use weft_solver::bsr::BlockSparse;
 use weft_solver::cholesky::SparseCholesky;
+use weft_solver::integrator::{FORCING_MAX, eisenstat_walker};
 use weft_solver::multigrid::{Hierarchy, Multigrid, MultigridOptions};
 use weft_solver::pcg::{BlockJacobi, CpuOps, PcgResult, PcgStatus, Preconditioner, pcg};
 use weft_solver::{LinearSolver, Settings, Simulation};
@@ -244,4 +245,62 @@ fn multigrid_and_cholesky_trajectories_agree() {
     eprintln!("displacement {disp:e}, difference {diff:e}, CG {cg_m} (multigrid) vs {cg_c}");
     assert!(disp > 1e-5, "the patch moved ({disp:e})");
     assert!(diff <= 1e-6 * disp, "trajectories differ by {diff:e}");
+}
+
+/// The Eisenstat–Walker term (choice 2, γ = 0.9): 0.1 in a step's first
+/// Newton iteration, `0.9 (|R_k|/|R_{k-1}|)²` after it, never above 0.1.
+#[test]
+fn eisenstat_walker_forcing_terms() {
+    assert_eq!(eisenstat_walker(None, 3.0), FORCING_MAX);
+    assert_eq!(FORCING_MAX, 0.1);
+    assert!((eisenstat_walker(Some(2.0), 0.02) - 0.9e-4).abs() < 1e-18);
+    assert!((eisenstat_walker(Some(1.0), 0.1) - 0.009).abs() < 1e-15);
+    // A residual that did not fall keeps the loose cap.
+    assert_eq!(eisenstat_walker(Some(1.0), 1.5), FORCING_MAX);
+}
+
+/// 12 fixed steps of 0.25 ms of a 30 x 30 patch falling from rest with the
+/// multigrid, with adaptive (Eisenstat–Walker) forcing and with the tight
+/// forcing term: the same Newton convergence test gives the same
+/// trajectory to 1e-6 of the displacement, while the adaptive run needs
+/// at most three quarters of the PCG iterations (68% when measured: 692
+/// against 1,016, in 41 Newton iterations against 31).
+#[test]
+fn adaptive_forcing_keeps_the_trajectory_with_fewer_pcg_iterations() {
+    let mut runs = Vec::new();
+    for adaptive_forcing in [true, false] {
+        let mut sim = patch(
+            30,
+            Settings {
+                dt: 2.5e-4,
+                adaptive: false,
+                linear_solver: LinearSolver::Multigrid,
+                adaptive_forcing,
+                multigrid: MultigridOptions {
+                    coarse_nodes: 300,
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        );
+        let q0 = sim.q.clone();
+        let steps = sim.advance_to(3e-3, |_, _| {}).unwrap();
+        let cg: usize = steps.iter().map(|s| s.cg_iterations).sum();
+        let newton: usize = steps.iter().map(|s| s.newton_iterations).sum();
+        runs.push((q0, sim.q.clone(), cg, newton));
+    }
+    let (q0, qa, cg_a, newton_a) = &runs[0];
+    let (_, qt, cg_t, newton_t) = &runs[1];
+    let disp = rel_diff(qt, q0) * q0.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let diff = rel_diff(qa, qt) * qt.iter().map(|v| v * v).sum::<f64>().sqrt();
+    eprintln!(
+        "displacement {disp:e}, difference {diff:e}; adaptive: CG {cg_a}, Newton {newton_a}; \
+         tight: CG {cg_t}, Newton {newton_t}"
+    );
+    assert!(disp > 1e-4, "the patch moved ({disp:e})");
+    assert!(diff <= 1e-6 * disp, "trajectories differ by {diff:e}");
+    assert!(
+        4 * cg_a <= 3 * cg_t,
+        "adaptive forcing took {cg_a} PCG iterations, tight {cg_t}"
+    );
 }
