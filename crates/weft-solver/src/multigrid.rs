@@ -104,11 +104,15 @@ use std::sync::Mutex;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MultigridOptions {
     /// Coarsening stops once a level has at most this many nodes; that level
-    /// is solved by sparse Cholesky. A larger value trades memory for time:
-    /// on the 10^6-node patch of `weft bench`, 25,000 (a factored level of
-    /// 21,168 nodes instead of 1,323) cut the PCG iterations from 87 to 67
-    /// and the solve from 132 s to 93 s, but raised the peak memory from
-    /// 5.0 to 6.5 KB per node (`BENCHMARKS.md`).
+    /// is solved by sparse Cholesky. A larger value trades memory for time.
+    /// On the 10^6-node patch of `weft bench` (first system to 1e-8;
+    /// `BENCHMARKS.md`):
+    ///
+    /// | `coarse_nodes` | factored level | PCG iterations | solve | peak per node |
+    /// |---:|---:|---:|---:|---:|
+    /// | 2,000 | 1,323 nodes | 87 | 132 s | 5.0 KB |
+    /// | 6,000 (default) | 5,292 nodes | 78 | 114 s | 5.3 KB |
+    /// | 25,000 | 21,168 nodes | 67 | 93 s | 6.5 KB |
     pub coarse_nodes: usize,
     /// At most this many levels including the fine one.
     pub max_levels: usize,
@@ -145,7 +149,7 @@ pub struct MultigridOptions {
 impl Default for MultigridOptions {
     fn default() -> Self {
         Self {
-            coarse_nodes: 2_000,
+            coarse_nodes: 6_000,
             max_levels: 12,
             line_threshold: 0.05,
             power_iterations: 12,
