@@ -11,15 +11,16 @@
 //! [`Settings::adaptive_forcing`] (the default; used with the multigrid
 //! preconditioner, see [`CpuBackend`]'s `adaptive_forcing`) it is the larger
 //! of that and the Eisenstat–Walker term ([`eisenstat_walker`]): 0.1 in a
-//! step's first iteration, then `0.9 (|R_k|₂/|R_{k-1}|₂)²`, except after an
-//! iteration that stalled (its line search backtracked, or it cut `|R|₂` by
-//! less than half), which gets the tight term: a loose direction that
-//! Newton cannot use would otherwise stay loose, and a nearly flat start
-//! then crawled through 20 iterations of 0.5% decrease each. Early iterations, whose
-//! residual the nonlinearity keeps high whatever the linear solve does, get
-//! loose solves; once Newton converges quadratically the solves tighten. On
-//! the 100,489-node `weft bench` step with the multigrid this halved the PCG
-//! iterations (132 to 70, same 3 Newton iterations; `BENCHMARKS.md`).
+//! step's first iteration, then `0.9 (|R_k|₂/|R_{k-1}|₂)²`. Early
+//! iterations, whose residual the nonlinearity keeps high whatever the
+//! linear solve does, get loose solves; once Newton converges quadratically
+//! the solves tighten. An iteration that stalled (its line search
+//! backtracked, or it cut `|R|₂` by less than half) sends the next one back
+//! to the tight term: a loose direction that Newton cannot use would
+//! otherwise stay loose, and a nearly flat start then crawled through 20
+//! iterations of 0.5% decrease each. On the 100,489-node `weft bench` step
+//! with the multigrid this halved the PCG iterations (132 to 70, same 3
+//! Newton iterations; `BENCHMARKS.md`).
 //!
 //! Convergence: `|R|∞ / h ≤ newton_tolerance · F`, a residual in force units
 //! relative to the force scale `F` of the step (the largest nodal force at the

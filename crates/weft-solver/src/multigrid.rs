@@ -1248,13 +1248,13 @@ impl Hierarchy {
     pub fn update(&mut self, a: &BlockSparse) -> Result<(), NotPositiveDefinite> {
         for l in 0..self.levels.len() {
             let (done, rest) = self.matrices.split_at_mut(l);
-            let fine = if l == 0 { a } else { &done[l - 1] };
+            let fine = level_matrix(a, done, l);
             let lower = self.lowers[l].as_ref();
             let coarse = &mut rest[0];
             galerkin(&self.levels[l], fine, lower, coarse);
         }
         for l in 0..self.levels.len() {
-            let m = if l == 0 { a } else { &self.matrices[l - 1] };
+            let m = level_matrix(a, &self.matrices, l);
             let lower = self.lowers[l].as_ref();
             let level = &mut self.levels[l];
             let [warp, weft] = &mut level.lines;
@@ -1270,7 +1270,7 @@ impl Hierarchy {
     fn estimate_damping(&mut self, a: &BlockSparse) {
         let its = self.options.power_iterations;
         for l in 0..self.levels.len() {
-            let m = if l == 0 { a } else { &self.matrices[l - 1] };
+            let m = level_matrix(a, &self.matrices, l);
             let level = &mut self.levels[l];
             let len = B * m.n;
             for fam in 0..2 {
@@ -1281,6 +1281,7 @@ impl Hierarchy {
                     .collect();
                 let mut ax = vec![0.0; len];
                 let mut y = vec![0.0; len];
+                let mut z = vec![0.0; len];
                 let mut lambda: f64 = 1.0;
                 for _ in 0..its {
                     let norm = dot(&x, &x).sqrt();
@@ -1289,12 +1290,12 @@ impl Hierarchy {
                     }
                     x.iter_mut().for_each(|v| *v /= norm);
                     m.spmv(&x, &mut ax);
-                    let mut z = vec![0.0; len];
+                    z.fill(0.0);
                     lines.smooth(&ax, &mut z, &level.free, &mut y);
                     // Rayleigh quotient in the W-inner product: xᵀAx / xᵀWx
                     // is bounded by the power iterate's growth.
                     lambda = dot(&z, &z).sqrt();
-                    x = z;
+                    std::mem::swap(&mut x, &mut z);
                 }
                 lines.omega = self.options.damping / lambda.max(1.0);
                 if std::env::var_os("WEFT_MG_DEBUG").is_some() {
@@ -1306,6 +1307,12 @@ impl Hierarchy {
             }
         }
     }
+}
+
+/// The matrix of level `l`: the caller's fine matrix `a` on level 0, the
+/// coarse matrix `coarse[l - 1]` above it.
+fn level_matrix<'m>(a: &'m BlockSparse, coarse: &'m [BlockSparse], l: usize) -> &'m BlockSparse {
+    if l == 0 { a } else { &coarse[l - 1] }
 }
 
 /// Computes the Galerkin coarse matrix `coarse = Pᵀ A P` of `level`'s
@@ -1406,11 +1413,7 @@ impl Multigrid<'_> {
             h.coarse.apply(b, x);
             return;
         }
-        let a = if l == 0 {
-            self.matrix
-        } else {
-            &h.matrices[l - 1]
-        };
+        let a = level_matrix(self.matrix, &h.matrices, l);
         let level = &h.levels[l];
         let free = &level.free;
         let mut guard = h.scratch[l].lock().unwrap_or_else(|e| e.into_inner());
