@@ -559,8 +559,8 @@ pub struct Hierarchy {
     /// The transposed index of each level's matrix, fine first (the
     /// smoothers and the Galerkin products read whole block rows): `None`
     /// for a general-mode fine matrix. The coarse matrices are
-    /// symmetric-mode (only blocks on and above the diagonal are stored, computed
-    /// and streamed), so theirs are always present.
+    /// symmetric-mode (only blocks on and above the diagonal are stored,
+    /// computed and streamed), so theirs are always present.
     lowers: Vec<Option<LowerIndex>>,
     coarse: SparseCholesky,
     /// Work vectors of the cycle, one set per level above the coarsest,
