@@ -541,7 +541,12 @@ impl Assembler {
                     unsafe {
                         scatter_vec(res.ptr(), &[s.a, s.b], &map, &re);
                         if with_matrix {
-                            scatter_mat(vals.ptr(), &self.seg_blocks[ei as usize], 2, &map, &ae);
+                            scatter_mat::<8, 2>(
+                                vals.ptr(),
+                                &self.seg_blocks[ei as usize],
+                                &map,
+                                &ae,
+                            );
                         }
                     }
                     (
@@ -595,7 +600,12 @@ impl Assembler {
                     unsafe {
                         scatter_vec(res.ptr(), &nodes, &map, &re);
                         if with_matrix {
-                            scatter_mat(vals.ptr(), &self.bend_blocks[ei as usize], 3, &map, &ae);
+                            scatter_mat::<12, 3>(
+                                vals.ptr(),
+                                &self.bend_blocks[ei as usize],
+                                &map,
+                                &ae,
+                            );
                         }
                     }
                     en
@@ -642,7 +652,12 @@ impl Assembler {
                     unsafe {
                         scatter_vec(res.ptr(), &nodes, &map, &re);
                         if with_matrix {
-                            scatter_mat(vals.ptr(), &self.shear_blocks[ei as usize], 3, &map, &ae);
+                            scatter_mat::<9, 3>(
+                                vals.ptr(),
+                                &self.shear_blocks[ei as usize],
+                                &map,
+                                &ae,
+                            );
                         }
                     }
                     en
@@ -697,7 +712,7 @@ impl Assembler {
                 unsafe {
                     scatter_vec(res.ptr(), &nodes, &map, &re);
                     if with_matrix {
-                        scatter_mat(vals.ptr(), blocks, 3, &map, &ae);
+                        scatter_mat::<9, 3>(vals.ptr(), blocks, &map, &ae);
                     }
                 }
             }
@@ -1060,28 +1075,41 @@ unsafe fn scatter_vec<const N: usize>(
 /// symmetric matrix does not store.
 const LOWER_BLOCK: u32 = u32::MAX;
 
-/// Adds `local` into the blocks `blocks[k * K + l]` (node pair `(k, l)`),
-/// skipping the entries marked [`LOWER_BLOCK`].
+/// Adds `local` into the blocks `blocks[a * K + b]` (node pair `(a, b)`),
+/// skipping the pairs marked [`LOWER_BLOCK`].
+///
+/// `map` must list each node's local DOFs contiguously (`map[i].0 == i /
+/// (N / K)`, as all the element maps here do), so the loop visits each
+/// stored block once and adds its `(N/K)²` entries; the block's address is
+/// computed once per node pair instead of once per entry.
 ///
 /// # Safety
 /// `ptr` must point to the matrix values, the block indices must be valid,
 /// and no other thread may write these blocks concurrently.
-unsafe fn scatter_mat<const N: usize>(
+unsafe fn scatter_mat<const N: usize, const K: usize>(
     ptr: *mut Block,
     blocks: &[u32],
-    k: usize,
     map: &[(usize, usize); N],
     local: &SMatrix<f64, N, N>,
 ) {
-    for i in 0..N {
-        let (ni, si) = map[i];
-        for j in 0..N {
-            let (nj, sj) = map[j];
-            let b = blocks[ni * k + nj];
-            if b == LOWER_BLOCK {
+    let m = N / K;
+    debug_assert!(map.iter().enumerate().all(|(i, &(n, _))| n == i / m));
+    for a in 0..K {
+        for b in 0..K {
+            let index = blocks[a * K + b];
+            if index == LOWER_BLOCK {
                 continue;
             }
-            unsafe { (*ptr.add(b as usize))[si][sj] += local[(i, j)] };
+            // SAFETY: a valid block index, written by this thread only.
+            let block = unsafe { &mut *ptr.add(index as usize) };
+            for q in 0..m {
+                let j = b * m + q;
+                let sj = map[j].1;
+                for p in 0..m {
+                    let i = a * m + p;
+                    block[map[i].1][sj] += local[(i, j)];
+                }
+            }
         }
     }
 }
