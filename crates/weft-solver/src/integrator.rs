@@ -90,6 +90,15 @@ pub struct Settings {
     /// ([`crate::StepBackend::adaptive_forcing`]: the CPU backend with the
     /// multigrid preconditioner); ignored in `one_iteration` mode.
     pub adaptive_forcing: bool,
+    /// With the multigrid preconditioner: solve with the hierarchy of an
+    /// earlier matrix first, and update it only when PCG with it needs more
+    /// than [`MULTIGRID_STALE_SLACK`] times the iterations that the last
+    /// freshly updated hierarchy's convergence rate predicts for the
+    /// tolerance asked (the solve then goes on from the iterate reached).
+    /// The matrix changes little between Newton iterations and steps, and
+    /// an update costs several PCG iterations. `false` updates the
+    /// hierarchy for every Newton matrix.
+    pub multigrid_reuse: bool,
     /// One Newton iteration per step (linearly implicit backward Euler).
     pub one_iteration: bool,
     /// Accepted steps in a row before `h` doubles.
@@ -119,7 +128,9 @@ pub enum LinearSolver {
     Cholesky,
     /// Aggregation multigrid with yarn-line smoothers
     /// ([`crate::multigrid`]): O(n) memory; its structure is built once per
-    /// free mask and its values are recomputed for every Newton matrix.
+    /// free mask and its values are recomputed for a Newton matrix when the
+    /// hierarchy of an earlier one no longer serves
+    /// ([`Settings::multigrid_reuse`]).
     /// Falls back to block-Jacobi for a solve whose coarsest factorisation
     /// fails.
     Multigrid,
@@ -137,6 +148,23 @@ pub const CHOLESKY_MAX_DOFS: usize = 1_500_000;
 /// this many iterations.
 pub const CHOLESKY_STALE_ITERATIONS: usize = 20;
 
+/// With [`Settings::multigrid_reuse`], a solve with a reused multigrid
+/// hierarchy may take this many times the iterations predicted from the
+/// convergence rate of the last solve with a freshly updated one
+/// (dimensionless) before the hierarchy is updated.
+pub const MULTIGRID_STALE_SLACK: f64 = 1.5;
+
+/// The most PCG iterations a solve with a reused multigrid hierarchy may
+/// take before the hierarchy is updated: [`MULTIGRID_STALE_SLACK`] times
+/// `ln(eta) / ln(rate)` (the count that a per-iteration residual reduction
+/// `rate` needs for the relative tolerance `eta`), plus two.
+pub fn multigrid_stale_cap(rate: f64, eta: f64) -> usize {
+    if !(rate > 0.0 && rate < 1.0 && eta > 0.0 && eta < 1.0) {
+        return 0;
+    }
+    (MULTIGRID_STALE_SLACK * eta.ln() / rate.ln()).ceil() as usize + 2
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Self {
@@ -149,6 +177,7 @@ impl Default for Settings {
             cg_tolerance: 1e-8,
             cg_max_iterations: 10_000,
             adaptive_forcing: true,
+            multigrid_reuse: true,
             one_iteration: false,
             growth_after: 4,
             max_strain_change: 0.1,
@@ -415,6 +444,8 @@ impl Simulation {
             cpu: CpuBackend {
                 cholesky: None,
                 multigrid: None,
+                multigrid_rate: None,
+                multigrid_updates: 0,
                 strains: Vec::new(),
                 len: B * n,
             },
@@ -444,6 +475,14 @@ impl Simulation {
     /// DOFs of handle nodes).
     pub fn free_mask(&self) -> &[f64] {
         &self.free
+    }
+
+    /// How many times the CPU backend has built or updated its multigrid
+    /// hierarchy (once per Newton matrix without
+    /// [`Settings::multigrid_reuse`], less often with it); 0 unless the
+    /// multigrid preconditioner is in use.
+    pub fn multigrid_updates(&self) -> usize {
+        self.cpu.multigrid_updates
     }
 
     /// Assembles the first Newton system of a backward-Euler step of size
@@ -883,6 +922,11 @@ pub fn eisenstat_walker(prev: Option<f64>, rnorm: f64) -> f64 {
 pub struct CpuBackend {
     cholesky: Option<SparseCholesky>,
     multigrid: Option<Hierarchy>,
+    /// Per-iteration residual reduction `relres^(1/iterations)` of the last
+    /// solve with a freshly updated hierarchy ([`Settings::multigrid_reuse`]).
+    multigrid_rate: Option<f64>,
+    /// Multigrid hierarchies built or updated so far.
+    multigrid_updates: usize,
     /// The strains of the last checked step (`check_accept` to `accept`).
     strains: Vec<f64>,
     /// Vector length `5 n`.
@@ -968,7 +1012,9 @@ impl StepBackend for CpuBackend {
     /// preconditioner a factor from an earlier matrix is tried first with
     /// at most [`CHOLESKY_STALE_ITERATIONS`] iterations; if that does not
     /// converge the matrix is refactored and the solve continues from the
-    /// iterate reached. Returns the PCG result and whether `A` was found
+    /// iterate reached. The multigrid hierarchy is reused the same way
+    /// ([`Settings::multigrid_reuse`], capped by [`multigrid_stale_cap`]).
+    /// Returns the PCG result and whether `A` was found
     /// indefinite (a failed factorisation or a negative-curvature direction);
     /// with the projected (SPD) matrix a failed factorisation falls back to
     /// block-Jacobi instead.
@@ -1023,6 +1069,31 @@ impl StepBackend for CpuBackend {
             }
         }
         if Self::use_multigrid(host) {
+            // A hierarchy of an earlier matrix first (same free mask), with
+            // an iteration cap from the last fresh solve's rate.
+            let reuse = host.settings.multigrid_reuse;
+            if let (true, Some(h), Some(rate)) = (reuse, &self.multigrid, self.multigrid_rate)
+                && h.matches(free)
+            {
+                let cap = multigrid_stale_cap(rate, eta).min(max_it);
+                if cap > 0 {
+                    let mg = Multigrid {
+                        hierarchy: h,
+                        matrix: a,
+                    };
+                    let ops = CpuOps {
+                        matrix: a,
+                        preconditioner: &mg,
+                        free,
+                    };
+                    let res = pcg(&ops, rhs, dv, eta, cap);
+                    if res.status == PcgStatus::Converged || indefinite(&res) {
+                        return Ok((res, indefinite(&res)));
+                    }
+                    spent = res.iterations;
+                }
+            }
+            self.multigrid_updates += 1;
             let ready = match &mut self.multigrid {
                 Some(h) if h.matches(free) => h.update(a).is_ok(),
                 _ => {
@@ -1030,6 +1101,9 @@ impl StepBackend for CpuBackend {
                     self.multigrid.is_some()
                 }
             };
+            if !ready {
+                self.multigrid_rate = None;
+            }
             if let (true, Some(h)) = (ready, &self.multigrid) {
                 let mg = Multigrid {
                     hierarchy: h,
@@ -1040,7 +1114,19 @@ impl StepBackend for CpuBackend {
                     preconditioner: &mg,
                     free,
                 };
-                let res = pcg(&ops, rhs, dv, eta, max_it);
+                let mut res = pcg(&ops, rhs, dv, eta, max_it.saturating_sub(spent));
+                // The rate of a solve from dv = 0 (the Newton loop's start;
+                // a continuation of a stale solve keeps the earlier rate).
+                let rel = res.relative_residual;
+                if spent == 0
+                    && res.status == PcgStatus::Converged
+                    && res.iterations > 0
+                    && rel > 0.0
+                    && rel < 1.0
+                {
+                    self.multigrid_rate = Some(rel.powf(1.0 / res.iterations as f64));
+                }
+                res.iterations += spent;
                 return Ok((res, indefinite(&res)));
             } else if exact {
                 // A failed coarsest factorisation: indefinite, as with Cholesky.

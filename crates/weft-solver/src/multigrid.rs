@@ -69,6 +69,14 @@
 //!   factored by a banded Cholesky (parallel over lines);
 //! - the coarsest matrix is refactored.
 //!
+//! The integrator need not update for every Newton matrix
+//! ([`crate::Settings::multigrid_reuse`]): the cycle of an earlier matrix's
+//! hierarchy is still a symmetric preconditioner, and it stays positive
+//! definite for nearby matrices (the sweeps' damping keeps a margin); the
+//! Newton matrices of a step, and of neighbouring steps, differ little. A
+//! solve that the stale hierarchy slows down hits an iteration cap, and the
+//! hierarchy is updated.
+//!
 //! Cycle ([`Multigrid`]). Pre-smoothing is a damped line-Jacobi sweep along
 //! the warp lines followed by one along the weft lines. The coarse
 //! correction runs [`MultigridOptions::coarse_cycles`] cycles on the next

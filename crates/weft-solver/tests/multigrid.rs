@@ -9,7 +9,7 @@ use weft_core::{FabricBuilder, Material, NodeSelector, WovenPatchSpec};
 use weft_potentials::testing::xorshift as rng;
 use weft_solver::bsr::BlockSparse;
 use weft_solver::cholesky::SparseCholesky;
-use weft_solver::integrator::{FORCING_MAX, eisenstat_walker};
+use weft_solver::integrator::{FORCING_MAX, eisenstat_walker, multigrid_stale_cap};
 use weft_solver::multigrid::{Hierarchy, Multigrid, MultigridOptions};
 use weft_solver::pcg::{BlockJacobi, CpuOps, PcgResult, PcgStatus, Preconditioner, pcg};
 use weft_solver::{LinearSolver, Settings, Simulation};
@@ -212,15 +212,25 @@ fn symmetric_and_positive(linear_modes: bool, prolongator_self_weight: f64) {
     }
 }
 
+/// What a [`trajectory`] run gives: start and end positions (m), PCG and
+/// Newton iterations, multigrid hierarchy builds and updates.
+struct Run {
+    q0: Vec<f64>,
+    q: Vec<f64>,
+    cg: usize,
+    newton: usize,
+    updates: usize,
+}
+
 /// A 30 x 30 patch run with fixed steps of 0.25 ms to `t_end` (s) with the
 /// preconditioner `linear_solver` (multigrid coarsest level at most 300
-/// nodes) and `adaptive_forcing`: (start positions, end positions, PCG
-/// iterations, Newton iterations).
+/// nodes), `adaptive_forcing` and `multigrid_reuse`.
 fn trajectory(
     linear_solver: LinearSolver,
     adaptive_forcing: bool,
+    multigrid_reuse: bool,
     t_end: f64,
-) -> (Vec<f64>, Vec<f64>, usize, usize) {
+) -> Run {
     let mut sim = patch(
         30,
         Settings {
@@ -228,6 +238,7 @@ fn trajectory(
             adaptive: false,
             linear_solver,
             adaptive_forcing,
+            multigrid_reuse,
             multigrid: MultigridOptions {
                 coarse_nodes: 300,
                 ..Default::default()
@@ -237,9 +248,13 @@ fn trajectory(
     );
     let q0 = sim.q.clone();
     let steps = sim.advance_to(t_end, |_, _| {}).unwrap();
-    let cg = steps.iter().map(|s| s.cg_iterations).sum();
-    let newton = steps.iter().map(|s| s.newton_iterations).sum();
-    (q0, sim.q.clone(), cg, newton)
+    Run {
+        q0,
+        q: sim.q.clone(),
+        cg: steps.iter().map(|s| s.cg_iterations).sum(),
+        newton: steps.iter().map(|s| s.newton_iterations).sum(),
+        updates: sim.multigrid_updates(),
+    }
 }
 
 /// The displacement `|q_ref - q0|` of a run and the distance `|q - q_ref|`
@@ -261,10 +276,13 @@ fn displacement_and_difference(q0: &[f64], q_ref: &[f64], q: &[f64]) -> (f64, f6
 /// the Newton tolerance, so they differ at that level).
 #[test]
 fn multigrid_and_cholesky_trajectories_agree() {
-    let (q0, qm, cg_m, _) = trajectory(LinearSolver::Multigrid, true, 2.5e-3);
-    let (_, qc, cg_c, _) = trajectory(LinearSolver::Cholesky, true, 2.5e-3);
-    let (disp, diff) = displacement_and_difference(&q0, &qc, &qm);
-    eprintln!("displacement {disp:e}, difference {diff:e}, CG {cg_m} (multigrid) vs {cg_c}");
+    let m = trajectory(LinearSolver::Multigrid, true, true, 2.5e-3);
+    let c = trajectory(LinearSolver::Cholesky, true, true, 2.5e-3);
+    let (disp, diff) = displacement_and_difference(&m.q0, &c.q, &m.q);
+    eprintln!(
+        "displacement {disp:e}, difference {diff:e}, CG {} (multigrid) vs {}",
+        m.cg, c.cg
+    );
     assert!(disp > 1e-5, "the patch moved ({disp:e})");
     assert!(diff <= 1e-6 * disp, "trajectories differ by {diff:e}");
 }
@@ -289,17 +307,65 @@ fn eisenstat_walker_forcing_terms() {
 /// against 1,016, in 41 Newton iterations against 31).
 #[test]
 fn adaptive_forcing_keeps_the_trajectory_with_fewer_pcg_iterations() {
-    let (q0, qa, cg_a, newton_a) = trajectory(LinearSolver::Multigrid, true, 3e-3);
-    let (_, qt, cg_t, newton_t) = trajectory(LinearSolver::Multigrid, false, 3e-3);
-    let (disp, diff) = displacement_and_difference(&q0, &qt, &qa);
+    let a = trajectory(LinearSolver::Multigrid, true, false, 3e-3);
+    let t = trajectory(LinearSolver::Multigrid, false, false, 3e-3);
+    let (disp, diff) = displacement_and_difference(&a.q0, &t.q, &a.q);
     eprintln!(
-        "displacement {disp:e}, difference {diff:e}; adaptive: CG {cg_a}, Newton {newton_a}; \
-         tight: CG {cg_t}, Newton {newton_t}"
+        "displacement {disp:e}, difference {diff:e}; adaptive: CG {}, Newton {}; \
+         tight: CG {}, Newton {}",
+        a.cg, a.newton, t.cg, t.newton
     );
     assert!(disp > 1e-4, "the patch moved ({disp:e})");
     assert!(diff <= 1e-6 * disp, "trajectories differ by {diff:e}");
     assert!(
-        4 * cg_a <= 3 * cg_t,
-        "adaptive forcing took {cg_a} PCG iterations, tight {cg_t}"
+        4 * a.cg <= 3 * t.cg,
+        "adaptive forcing took {} PCG iterations, tight {}",
+        a.cg,
+        t.cg
+    );
+}
+
+/// The iteration cap of a solve with a reused hierarchy: 1.5 times the
+/// iterations that the last fresh solve's rate predicts, plus two.
+#[test]
+fn multigrid_stale_cap_follows_the_predicted_iterations() {
+    // 0.5 per iteration to 1e-3: ln(1e-3)/ln(0.5) = 9.97, x 1.5 = 14.95.
+    assert_eq!(multigrid_stale_cap(0.5, 1e-3), 17);
+    assert_eq!(multigrid_stale_cap(0.9, 0.1), 35);
+    // No usable rate or tolerance: no stale attempt.
+    assert_eq!(multigrid_stale_cap(1.0, 0.1), 0);
+    assert_eq!(multigrid_stale_cap(f64::NAN, 0.1), 0);
+    assert_eq!(multigrid_stale_cap(0.5, 1.0), 0);
+}
+
+/// 12 fixed steps of 0.25 ms of a 30 x 30 patch falling from rest with the
+/// multigrid, reusing the hierarchy of earlier matrices and updating it for
+/// every Newton matrix: the same trajectory to 1e-6 of the displacement,
+/// with at most half the hierarchy updates and at most 1.3 times the PCG
+/// iterations.
+#[test]
+fn multigrid_reuse_keeps_the_trajectory_with_fewer_updates() {
+    let r = trajectory(LinearSolver::Multigrid, true, true, 3e-3);
+    let f = trajectory(LinearSolver::Multigrid, true, false, 3e-3);
+    let (disp, diff) = displacement_and_difference(&r.q0, &f.q, &r.q);
+    eprintln!(
+        "displacement {disp:e}, difference {diff:e}; reuse: {} updates, CG {}, Newton {}; \
+         fresh: {} updates, CG {}, Newton {}",
+        r.updates, r.cg, r.newton, f.updates, f.cg, f.newton
+    );
+    assert!(disp > 1e-4, "the patch moved ({disp:e})");
+    assert!(diff <= 1e-6 * disp, "trajectories differ by {diff:e}");
+    assert_eq!(f.updates, f.newton, "one update per Newton matrix");
+    assert!(
+        2 * r.updates <= f.updates,
+        "{} updates against {}",
+        r.updates,
+        f.updates
+    );
+    assert!(
+        10 * r.cg <= 13 * f.cg,
+        "{} PCG iterations against {}",
+        r.cg,
+        f.cg
     );
 }
