@@ -55,7 +55,7 @@ use crate::bsr::B;
 use crate::cholesky::SparseCholesky;
 use crate::multigrid::{Hierarchy, Multigrid, MultigridOptions};
 use crate::par::{inf_norm, norm2, update, worst_node};
-use crate::pcg::{BlockJacobi, CpuOps, PcgResult, PcgStatus, pcg};
+use crate::pcg::{BlockJacobi, CpuOps, PcgResult, PcgStatus, Preconditioner, pcg};
 use crate::step::{StepBackend, StepHost};
 use nalgebra::Vector3;
 use std::borrow::Cow;
@@ -1031,6 +1031,24 @@ impl StepBackend for CpuBackend {
         let a = &host.assembler.matrix;
         let free = host.free;
         let indefinite = |res: &PcgResult| res.status == PcgStatus::NegativeCurvature;
+        // PCG on the masked system with one preconditioner, from `dv`.
+        let run = |pre: &dyn Preconditioner, dv: &mut Vec<f64>, cap: usize| {
+            let ops = CpuOps {
+                matrix: a,
+                preconditioner: pre,
+                free,
+            };
+            pcg(&ops, rhs, dv, eta, cap)
+        };
+        // A failed factorisation of the exact-Hessian matrix: indefinite.
+        let failed = |spent: usize| {
+            let res = PcgResult {
+                status: PcgStatus::NegativeCurvature,
+                iterations: spent,
+                relative_residual: 1.0,
+            };
+            Ok((res, true))
+        };
         let mut spent = 0;
         if Self::use_cholesky(host) {
             if !self.cholesky.as_ref().is_some_and(|c| c.matches(free)) {
@@ -1038,33 +1056,18 @@ impl StepBackend for CpuBackend {
             }
             if let Some(ch) = &mut self.cholesky {
                 if ch.is_factored() {
-                    let ops = CpuOps {
-                        matrix: a,
-                        preconditioner: &*ch,
-                        free,
-                    };
-                    let res = pcg(&ops, rhs, dv, eta, CHOLESKY_STALE_ITERATIONS.min(max_it));
+                    let res = run(&*ch, dv, CHOLESKY_STALE_ITERATIONS.min(max_it));
                     if res.status == PcgStatus::Converged || indefinite(&res) {
                         return Ok((res, indefinite(&res)));
                     }
                     spent = res.iterations;
                 }
                 if ch.factor(a).is_ok() {
-                    let ops = CpuOps {
-                        matrix: a,
-                        preconditioner: &*ch,
-                        free,
-                    };
-                    let mut res = pcg(&ops, rhs, dv, eta, max_it);
+                    let mut res = run(&*ch, dv, max_it);
                     res.iterations += spent;
                     return Ok((res, indefinite(&res)));
                 } else if exact {
-                    let res = PcgResult {
-                        status: PcgStatus::NegativeCurvature,
-                        iterations: spent,
-                        relative_residual: 1.0,
-                    };
-                    return Ok((res, true));
+                    return failed(spent);
                 }
             }
         }
@@ -1081,12 +1084,7 @@ impl StepBackend for CpuBackend {
                         hierarchy: h,
                         matrix: a,
                     };
-                    let ops = CpuOps {
-                        matrix: a,
-                        preconditioner: &mg,
-                        free,
-                    };
-                    let res = pcg(&ops, rhs, dv, eta, cap);
+                    let res = run(&mg, dv, cap);
                     if res.status == PcgStatus::Converged || indefinite(&res) {
                         return Ok((res, indefinite(&res)));
                     }
@@ -1109,12 +1107,7 @@ impl StepBackend for CpuBackend {
                     hierarchy: h,
                     matrix: a,
                 };
-                let ops = CpuOps {
-                    matrix: a,
-                    preconditioner: &mg,
-                    free,
-                };
-                let mut res = pcg(&ops, rhs, dv, eta, max_it.saturating_sub(spent));
+                let mut res = run(&mg, dv, max_it.saturating_sub(spent));
                 // The rate of a solve from dv = 0 (the Newton loop's start;
                 // a continuation of a stale solve keeps the earlier rate).
                 let rel = res.relative_residual;
@@ -1130,21 +1123,10 @@ impl StepBackend for CpuBackend {
                 return Ok((res, indefinite(&res)));
             } else if exact {
                 // A failed coarsest factorisation: indefinite, as with Cholesky.
-                let res = PcgResult {
-                    status: PcgStatus::NegativeCurvature,
-                    iterations: 0,
-                    relative_residual: 1.0,
-                };
-                return Ok((res, true));
+                return failed(spent);
             }
         }
-        let pre = BlockJacobi::new(a, free);
-        let ops = CpuOps {
-            matrix: a,
-            preconditioner: &pre,
-            free,
-        };
-        let mut res = pcg(&ops, rhs, dv, eta, max_it);
+        let mut res = run(&BlockJacobi::new(a, free), dv, max_it);
         res.iterations += spent;
         Ok((res, indefinite(&res)))
     }
