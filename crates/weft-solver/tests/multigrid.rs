@@ -5,6 +5,7 @@
 //! against the Cholesky trajectory.
 
 use nalgebra::Vector3;
+use std::sync::OnceLock;
 use weft_core::{FabricBuilder, Material, NodeSelector, WovenPatchSpec};
 use weft_potentials::testing::xorshift as rng;
 use weft_solver::bsr::BlockSparse;
@@ -257,9 +258,10 @@ fn trajectory(
     }
 }
 
-/// The displacement `|q_ref - q0|` of a run and the distance `|q - q_ref|`
-/// of another run's end positions from it (m, 2-norms over all DOFs).
-fn displacement_and_difference(q0: &[f64], q_ref: &[f64], q: &[f64]) -> (f64, f64) {
+/// Asserts that `run` ends where `reference` does, to 1e-6 of the
+/// reference's displacement `|q_ref - q0|`, and that the patch moved more
+/// than `min_displacement` (m, 2-norms over all DOFs).
+fn assert_same_trajectory(run: &Run, reference: &Run, min_displacement: f64) {
     let dist = |a: &[f64], b: &[f64]| {
         a.iter()
             .zip(b)
@@ -267,7 +269,20 @@ fn displacement_and_difference(q0: &[f64], q_ref: &[f64], q: &[f64]) -> (f64, f6
             .sum::<f64>()
             .sqrt()
     };
-    (dist(q_ref, q0), dist(q, q_ref))
+    let (disp, diff) = (
+        dist(&reference.q, &reference.q0),
+        dist(&run.q, &reference.q),
+    );
+    eprintln!("displacement {disp:e}, difference {diff:e}");
+    assert!(disp > min_displacement, "the patch moved ({disp:e})");
+    assert!(diff <= 1e-6 * disp, "trajectories differ by {diff:e}");
+}
+
+/// The 3 ms multigrid run with adaptive forcing and a hierarchy update for
+/// every Newton matrix, shared by the forcing and the reuse tests.
+fn adaptive_fresh_run() -> &'static Run {
+    static RUN: OnceLock<Run> = OnceLock::new();
+    RUN.get_or_init(|| trajectory(LinearSolver::Multigrid, true, false, 3e-3))
 }
 
 /// 10 fixed steps of 0.25 ms of a 30 x 30 patch with the multigrid (2
@@ -278,13 +293,8 @@ fn displacement_and_difference(q0: &[f64], q_ref: &[f64], q: &[f64]) -> (f64, f6
 fn multigrid_and_cholesky_trajectories_agree() {
     let m = trajectory(LinearSolver::Multigrid, true, true, 2.5e-3);
     let c = trajectory(LinearSolver::Cholesky, true, true, 2.5e-3);
-    let (disp, diff) = displacement_and_difference(&m.q0, &c.q, &m.q);
-    eprintln!(
-        "displacement {disp:e}, difference {diff:e}, CG {} (multigrid) vs {}",
-        m.cg, c.cg
-    );
-    assert!(disp > 1e-5, "the patch moved ({disp:e})");
-    assert!(diff <= 1e-6 * disp, "trajectories differ by {diff:e}");
+    eprintln!("CG {} (multigrid) vs {}", m.cg, c.cg);
+    assert_same_trajectory(&m, &c, 1e-5);
 }
 
 /// The Eisenstat–Walker term (choice 2, γ = 0.9): 0.1 in a step's first
@@ -307,16 +317,13 @@ fn eisenstat_walker_forcing_terms() {
 /// against 1,016, in 41 Newton iterations against 31).
 #[test]
 fn adaptive_forcing_keeps_the_trajectory_with_fewer_pcg_iterations() {
-    let a = trajectory(LinearSolver::Multigrid, true, false, 3e-3);
+    let a = adaptive_fresh_run();
     let t = trajectory(LinearSolver::Multigrid, false, false, 3e-3);
-    let (disp, diff) = displacement_and_difference(&a.q0, &t.q, &a.q);
     eprintln!(
-        "displacement {disp:e}, difference {diff:e}; adaptive: CG {}, Newton {}; \
-         tight: CG {}, Newton {}",
+        "adaptive: CG {}, Newton {}; tight: CG {}, Newton {}",
         a.cg, a.newton, t.cg, t.newton
     );
-    assert!(disp > 1e-4, "the patch moved ({disp:e})");
-    assert!(diff <= 1e-6 * disp, "trajectories differ by {diff:e}");
+    assert_same_trajectory(a, &t, 1e-4);
     assert!(
         4 * a.cg <= 3 * t.cg,
         "adaptive forcing took {} PCG iterations, tight {}",
@@ -346,15 +353,12 @@ fn multigrid_stale_cap_follows_the_predicted_iterations() {
 #[test]
 fn multigrid_reuse_keeps_the_trajectory_with_fewer_updates() {
     let r = trajectory(LinearSolver::Multigrid, true, true, 3e-3);
-    let f = trajectory(LinearSolver::Multigrid, true, false, 3e-3);
-    let (disp, diff) = displacement_and_difference(&r.q0, &f.q, &r.q);
+    let f = adaptive_fresh_run();
     eprintln!(
-        "displacement {disp:e}, difference {diff:e}; reuse: {} updates, CG {}, Newton {}; \
-         fresh: {} updates, CG {}, Newton {}",
+        "reuse: {} updates, CG {}, Newton {}; fresh: {} updates, CG {}, Newton {}",
         r.updates, r.cg, r.newton, f.updates, f.cg, f.newton
     );
-    assert!(disp > 1e-4, "the patch moved ({disp:e})");
-    assert!(diff <= 1e-6 * disp, "trajectories differ by {diff:e}");
+    assert_same_trajectory(&r, f, 1e-4);
     assert_eq!(f.updates, f.newton, "one update per Newton matrix");
     assert!(
         2 * r.updates <= f.updates,
