@@ -102,6 +102,14 @@ pub struct Record {
     step_h: Option<f64>,
     newton_iterations: Option<usize>,
     cg_iterations: Option<usize>,
+    /// Where the full step's time went: assemblies of residual and matrix
+    /// (line-search trials included) and their wall time (s), the linear
+    /// solves' wall time, preconditioner set-up and multigrid hierarchy
+    /// updates included (s), and the number of those updates.
+    step_assemblies: Option<usize>,
+    step_assembly_s: Option<f64>,
+    step_solve_s: Option<f64>,
+    step_multigrid_updates: Option<usize>,
     threads: usize,
     preconditioner: String,
     /// Multigrid only: hierarchy construction (s), value update for a new
@@ -265,7 +273,7 @@ fn measure(
 
     let process_peak = peak_rss();
     let reset = reset_peak_rss();
-    let (step_s, step_h, newton, cg) = if full_step {
+    let (step_s, step_h, newton, cg, breakdown) = if full_step {
         // Warm up: 2 ms of draping with adaptive steps, so the step measured
         // is a generic deformed state rather than the degenerate flat start;
         // then one full backward-Euler step of the controller's current size.
@@ -273,6 +281,7 @@ fn measure(
         sim.advance_to(2e-3, |_, _| {})
             .map_err(|e| anyhow::anyhow!("benchmark warm-up failed: {e}"))?;
         let h = sim.h;
+        let updates = sim.multigrid_updates();
         let t0 = Instant::now();
         let stats = sim
             .try_step(h)
@@ -282,6 +291,12 @@ fn measure(
             Some(h),
             Some(stats.newton_iterations),
             Some(stats.cg_iterations),
+            Some((
+                stats.assemblies,
+                stats.assembly_seconds,
+                stats.solve_seconds,
+                sim.multigrid_updates() - updates,
+            )),
         )
     } else {
         // Memory probe: one Newton iteration with 50 PCG iterations touches
@@ -291,7 +306,7 @@ fn measure(
         sim.settings.one_iteration = true;
         sim.settings.cg_max_iterations = 50;
         let _probe = sim.try_step(1e-4);
-        (None, None, None, None)
+        (None, None, None, None, None)
     };
     let m = &sim.assembler.matrix;
     Ok(Record {
@@ -310,6 +325,10 @@ fn measure(
         step_h,
         newton_iterations: newton,
         cg_iterations: cg,
+        step_assemblies: breakdown.map(|b| b.0),
+        step_assembly_s: breakdown.map(|b| b.1),
+        step_solve_s: breakdown.map(|b| b.2),
+        step_multigrid_updates: breakdown.map(|b| b.3),
         threads: rayon_threads(),
         preconditioner: format!("{preconditioner:?}"),
         mg_setup_s: mg.0,
@@ -526,6 +545,19 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 r.step_s.map_or("-".into(), |s| format!("{s:.3}")),
                 r.newton_iterations.map_or("-".into(), |s| s.to_string()),
                 r.cg_iterations.map_or("-".into(), |s| s.to_string())
+            );
+        }
+        for r in records.iter().filter(|r| r.step_assemblies.is_some()) {
+            println!(
+                "step, {} nodes: {} assemblies in {:.3} s, linear solves {:.3} s ({} multigrid hierarchy updates), other {:.3} s",
+                r.nodes,
+                r.step_assemblies.unwrap_or_default(),
+                r.step_assembly_s.unwrap_or_default(),
+                r.step_solve_s.unwrap_or_default(),
+                r.step_multigrid_updates.unwrap_or_default(),
+                r.step_s.unwrap_or_default()
+                    - r.step_assembly_s.unwrap_or_default()
+                    - r.step_solve_s.unwrap_or_default()
             );
         }
         for r in records.iter().filter(|r| r.mg_setup_s.is_some()) {
