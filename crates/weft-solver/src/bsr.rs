@@ -14,8 +14,13 @@
 //!   chunks of block rows in two phases whose write windows do not overlap
 //!   (see [`BlockSparse::spmv`]).
 //! - **general** ([`BlockSparse::from_pairs_general`], the CUDA backend's
-//!   device layout and the multigrid's coarse levels): both triangles
-//!   stored, SpMV parallel over block rows without any write conflict.
+//!   device layout): both triangles stored, SpMV parallel over block rows
+//!   without any write conflict.
+//!
+//! The values are f64 ([`BlockSparse`]'s default) or f32
+//! (`BlockSparse<f32>`, the multigrid's coarse levels: half the memory and
+//! half the bytes a residual streams). Every product and every block handed
+//! out ([`BlockSparse::for_each_in_row`], [`BlockSparse::block`]) is in f64.
 
 use rayon::prelude::*;
 
@@ -24,21 +29,71 @@ pub const B: usize = 5;
 /// One 5x5 block, row-major.
 pub type Block = [[f64; B]; B];
 
+/// The storage precision of a [`BlockSparse`]'s values: `f64` or `f32`.
+/// Arithmetic is always in f64; an f32 value is widened when read and
+/// rounded to nearest when stored.
+pub trait Scalar: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static {
+    /// The value in f64 (exact).
+    fn to_f64(self) -> f64;
+    /// `v` rounded to this precision.
+    fn from_f64(v: f64) -> Self;
+    /// Calls `f` with `b` as an f64 block: `b` itself for f64 storage, a
+    /// widened copy for f32.
+    fn with_block<R>(b: &[[Self; B]; B], f: impl FnOnce(&Block) -> R) -> R;
+}
+
+impl Scalar for f64 {
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn with_block<R>(b: &Block, f: impl FnOnce(&Block) -> R) -> R {
+        f(b)
+    }
+}
+
+impl Scalar for f32 {
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    #[inline(always)]
+    fn with_block<R>(b: &[[f32; B]; B], f: impl FnOnce(&Block) -> R) -> R {
+        f(&widen(b))
+    }
+}
+
+/// A block in f64.
+#[inline(always)]
+pub fn widen<T: Scalar>(b: &[[T; B]; B]) -> Block {
+    std::array::from_fn(|r| std::array::from_fn(|c| b[r][c].to_f64()))
+}
+
 /// Block rows per chunk of the symmetric SpMV (a chunk writes a window of
 /// two chunks of `y`, 320 KB, which stays in the L2 cache).
 const SPMV_CHUNK_ROWS: usize = 4096;
 
-/// A square block-sparse matrix with `n` block rows of size 5.
+/// A square block-sparse matrix with `n` block rows of size 5, values
+/// stored in precision `T` (f64 by default; see [`Scalar`]).
 #[derive(Clone, Debug)]
-pub struct BlockSparse {
+pub struct BlockSparse<T: Scalar = f64> {
     /// Number of block rows (nodes).
     pub n: usize,
     /// Start of each block row in `cols`/`values`, length `n + 1`.
     pub row_ptr: Vec<usize>,
     /// Block column of each stored block, sorted within a row.
     pub cols: Vec<u32>,
-    /// The blocks.
-    pub values: Vec<Block>,
+    /// The blocks (row-major 5x5, in the storage precision).
+    pub values: Vec<[[T; B]; B]>,
     /// Index of the diagonal block of each row.
     pub diag: Vec<usize>,
     /// Only the blocks `(i, j)` with `j ≥ i` are stored; the others are the
@@ -52,7 +107,7 @@ pub struct BlockSparse {
     far_blocks: Vec<(u32, u32)>,
 }
 
-impl BlockSparse {
+impl<T: Scalar> BlockSparse<T> {
     /// The symmetric-mode pattern (upper triangle and diagonal) for the
     /// given node pairs (either order), plus a diagonal block for every row;
     /// values zero.
@@ -83,7 +138,7 @@ impl BlockSparse {
     fn from_rows(n: usize, rows: Vec<Vec<u32>>, symmetric: bool) -> Self {
         let (row_ptr, cols, diag) = Self::compress(rows);
         let nnz = cols.len();
-        let values = vec![[[0.0; B]; B]; nnz];
+        let values = vec![[[T::default(); B]; B]; nnz];
         crate::par::advise_huge_pages(&values);
         let mut m = Self {
             n,
@@ -158,7 +213,7 @@ impl BlockSparse {
     /// that need whole rows; costs the full general-mode memory.
     pub fn to_general(&self) -> Self {
         let mut g = self.general_pattern();
-        g.values = vec![[[0.0; B]; B]; g.cols.len()];
+        g.values = vec![[[T::default(); B]; B]; g.cols.len()];
         for i in 0..self.n {
             for k in self.row_ptr[i]..self.row_ptr[i + 1] {
                 let j = self.cols[k] as usize;
@@ -169,7 +224,7 @@ impl BlockSparse {
                 g.values[at] = blk;
                 if self.symmetric && j != i {
                     let back = g.index(j, i).expect("general pattern is symmetric");
-                    g.values[back] = transpose(&blk);
+                    g.values[back] = std::array::from_fn(|r| std::array::from_fn(|c| blk[c][r]));
                 }
             }
         }
@@ -182,11 +237,11 @@ impl BlockSparse {
     pub fn block(&self, i: usize, j: usize) -> Block {
         if self.symmetric && j < i {
             self.index(j, i)
-                .map(|k| transpose(&self.values[k]))
+                .map(|k| transpose(&widen(&self.values[k])))
                 .unwrap_or([[0.0; B]; B])
         } else {
             self.index(i, j)
-                .map(|k| self.values[k])
+                .map(|k| widen(&self.values[k]))
                 .unwrap_or([[0.0; B]; B])
         }
     }
@@ -241,11 +296,11 @@ impl BlockSparse {
         if self.symmetric {
             let lower = lower.expect("a symmetric-mode matrix needs its LowerIndex");
             for &(j, k) in &lower.entries[lower.ptr[i]..lower.ptr[i + 1]] {
-                f(j as usize, &self.values[k as usize], true);
+                T::with_block(&self.values[k as usize], |b| f(j as usize, b, true));
             }
         }
         for k in self.row_ptr[i]..self.row_ptr[i + 1] {
-            f(self.cols[k] as usize, &self.values[k], false);
+            T::with_block(&self.values[k], |b| f(self.cols[k] as usize, b, false));
         }
     }
 
@@ -277,7 +332,7 @@ impl BlockSparse {
     /// Bytes held by the matrix (values, columns, row pointers, diagonal
     /// indices, SpMV chunk table).
     pub fn bytes(&self) -> usize {
-        self.values.len() * std::mem::size_of::<Block>()
+        self.values.len() * std::mem::size_of::<[[T; B]; B]>()
             + self.cols.len() * 4
             + (self.row_ptr.len() + self.diag.len() + 2 * self.far_blocks.len())
                 * std::mem::size_of::<usize>()
@@ -286,9 +341,13 @@ impl BlockSparse {
     /// Sets every value to zero (keeps the pattern).
     pub fn set_zero(&mut self) {
         if self.values.len() < crate::par::PARALLEL_MIN {
-            self.values.iter_mut().for_each(|b| *b = [[0.0; B]; B]);
+            self.values
+                .iter_mut()
+                .for_each(|b| *b = [[T::default(); B]; B]);
         } else {
-            self.values.par_iter_mut().for_each(|b| *b = [[0.0; B]; B]);
+            self.values
+                .par_iter_mut()
+                .for_each(|b| *b = [[T::default(); B]; B]);
         }
     }
 
@@ -314,11 +373,11 @@ impl BlockSparse {
                 let xj = &x[B * j..B * j + B];
                 let blk = &self.values[k];
                 for (a, row) in acc.iter_mut().zip(blk) {
-                    *a += row[0] * xj[0]
-                        + row[1] * xj[1]
-                        + row[2] * xj[2]
-                        + row[3] * xj[3]
-                        + row[4] * xj[4];
+                    *a += row[0].to_f64() * xj[0]
+                        + row[1].to_f64() * xj[1]
+                        + row[2].to_f64() * xj[2]
+                        + row[3].to_f64() * xj[3]
+                        + row[4].to_f64() * xj[4];
                 }
             }
             yi.copy_from_slice(&acc);
@@ -357,11 +416,11 @@ impl BlockSparse {
                     let blk = &self.values[k];
                     let xj = &x[B * j..B * j + B];
                     for (a, row) in acc.iter_mut().zip(blk) {
-                        *a += row[0] * xj[0]
-                            + row[1] * xj[1]
-                            + row[2] * xj[2]
-                            + row[3] * xj[3]
-                            + row[4] * xj[4];
+                        *a += row[0].to_f64() * xj[0]
+                            + row[1].to_f64() * xj[1]
+                            + row[2].to_f64() * xj[2]
+                            + row[3].to_f64() * xj[3]
+                            + row[4].to_f64() * xj[4];
                     }
                     if j == i || j >= window_end {
                         continue;
@@ -370,7 +429,7 @@ impl BlockSparse {
                     let target = &mut win[B * (j - first)..B * (j - first) + B];
                     for (r, row) in blk.iter().enumerate() {
                         for (t, &a) in target.iter_mut().zip(row) {
-                            *t += a * xi[r];
+                            *t += a.to_f64() * xi[r];
                         }
                     }
                 }
@@ -395,7 +454,7 @@ impl BlockSparse {
             let j = self.cols[k] as usize;
             for (r, row) in self.values[k].iter().enumerate() {
                 for (c, &a) in row.iter().enumerate() {
-                    y[B * j + c] += a * x[B * i + r];
+                    y[B * j + c] += a.to_f64() * x[B * i + r];
                 }
             }
         }
@@ -407,7 +466,7 @@ impl BlockSparse {
     /// symmetric mode's zeroing of `y`, come on top). Dividing by the time
     /// gives an effective bandwidth comparable with a memory copy.
     pub fn spmv_bytes(&self) -> usize {
-        self.values.len() * (std::mem::size_of::<Block>() + 4)
+        self.values.len() * (std::mem::size_of::<[[T; B]; B]>() + 4)
             + self.row_ptr.len() * std::mem::size_of::<usize>()
             + self.n * B * 8 * 2
     }
@@ -453,7 +512,7 @@ mod tests {
             .chain((0..n - 5000).step_by(3).map(|i| (i, i + 5000)))
             .collect();
         let mut a = BlockSparse::from_pairs(n, pairs.iter().copied());
-        let general_pattern = BlockSparse::from_pairs_general(n, pairs);
+        let general_pattern = BlockSparse::<f64>::from_pairs_general(n, pairs);
         assert_eq!(
             2 * a.nnz_blocks() - n,
             general_pattern.nnz_blocks(),
@@ -495,5 +554,40 @@ mod tests {
             err <= 1e-13 * scale,
             "max |y_sym - y_gen| = {err:e} (scale {scale:e})"
         );
+    }
+
+    /// An f32 matrix (symmetric mode, spanning several SpMV chunks) reads
+    /// and multiplies exactly as the f64 matrix of its rounded values: the
+    /// only error of f32 storage is the rounding of each stored entry
+    /// (relative 2^-24 ≈ 6e-8), and the products are in f64.
+    #[test]
+    fn f32_storage_matches_the_f64_matrix_of_its_rounded_values() {
+        let n = 2 * SPMV_CHUNK_ROWS + 77;
+        let pairs: Vec<(usize, usize)> = (0..n - 1)
+            .map(|i| (i, i + 1))
+            .chain((0..n - 4500).step_by(5).map(|i| (i, i + 4500)))
+            .collect();
+        let mut a32 = BlockSparse::<f32>::from_pairs(n, pairs.iter().copied());
+        let mut a64 = BlockSparse::<f64>::from_pairs(n, pairs);
+        let mut rnd = crate::test_util::uniform(5);
+        let mut worst = 0.0f64;
+        for (b32, b64) in a32.values.iter_mut().zip(a64.values.iter_mut()) {
+            for r in 0..B {
+                for c in 0..B {
+                    let v = 1.0 + rnd() / 3.0;
+                    b32[r][c] = f32::from_f64(v);
+                    worst = worst.max((b32[r][c].to_f64() - v).abs() / v.abs());
+                    b64[r][c] = b32[r][c].to_f64();
+                }
+            }
+        }
+        assert!(worst > 0.0 && worst <= 2f64.powi(-24), "rounding {worst:e}");
+        assert_eq!(a32.block(9, 8), a64.block(9, 8));
+        assert_eq!(a64.bytes() - a32.bytes(), 25 * 4 * a64.nnz_blocks());
+        let x: Vec<f64> = (0..B * n).map(|_| rnd()).collect();
+        let (mut y32, mut y64) = (vec![0.0; B * n], vec![0.0; B * n]);
+        a32.spmv(&x, &mut y32);
+        a64.spmv(&x, &mut y64);
+        assert_eq!(y32, y64);
     }
 }

@@ -26,7 +26,7 @@
 //! non-positive pivot) is reported as [`NotPositiveDefinite`] and the caller
 //! falls back to block-Jacobi.
 
-use crate::bsr::{B, BlockSparse};
+use crate::bsr::{B, BlockSparse, Scalar};
 use crate::pcg::Preconditioner;
 use crate::trisolve::{SolveSchedule, SolveScratch, Supernodes};
 use faer::dyn_stack::{MemBuffer, MemStack};
@@ -108,12 +108,13 @@ fn supernodes<'a>(
 impl SparseCholesky {
     /// Builds the gather map and the symbolic factorisation for the pattern
     /// of `a` restricted to the DOFs with `free[d] != 0.0` (length `5 n`).
-    /// No numeric factor yet: call [`SparseCholesky::factor`].
+    /// No numeric factor yet: call [`SparseCholesky::factor`]. `a` may hold
+    /// f64 or f32 values ([`Scalar`]); the factor is f64 either way.
     ///
     /// # Errors
     /// [`NotPositiveDefinite`] carrying faer's message if the symbolic
     /// analysis fails (out of memory or index overflow).
-    pub fn new(a: &BlockSparse, free: &[f64]) -> Result<Self, NotPositiveDefinite> {
+    pub fn new<T: Scalar>(a: &BlockSparse<T>, free: &[f64]) -> Result<Self, NotPositiveDefinite> {
         let dofs = B * a.n;
         let mut compact = vec![usize::MAX; dofs];
         let mut free_dofs = Vec::new();
@@ -223,10 +224,10 @@ impl SparseCholesky {
     ///
     /// # Errors
     /// [`NotPositiveDefinite`] when a pivot is not positive.
-    pub fn factor(&mut self, a: &BlockSparse) -> Result<(), NotPositiveDefinite> {
-        let flat: &[f64] = a.values.as_flattened().as_flattened();
+    pub fn factor<T: Scalar>(&mut self, a: &BlockSparse<T>) -> Result<(), NotPositiveDefinite> {
+        let flat: &[T] = a.values.as_flattened().as_flattened();
         for (v, &s) in self.values.iter_mut().zip(&self.source) {
-            *v = flat[s];
+            *v = flat[s].to_f64();
         }
         let m = self.solve_dofs.len();
         let pattern =

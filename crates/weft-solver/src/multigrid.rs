@@ -57,7 +57,13 @@
 //!   away from the fabric's edges. The coarse operator `Pᵀ A P` is again a
 //!   5x5 block-sparse matrix whose pattern is built once; it is stored in
 //!   symmetric mode (blocks on and above the diagonal), which halves its
-//!   memory, its Galerkin products and the bytes its residuals stream.
+//!   memory, its Galerkin products and the bytes its residuals stream, and
+//!   in f32 (each block summed in f64 and rounded once), which halves them
+//!   again. The rounding is a relative perturbation of about 6e-8 per
+//!   entry: the cycle stays a symmetric positive definite preconditioner
+//!   (every product with a coarse matrix is computed in f64, and the
+//!   coarsest factor is f64), only a slightly different one (one more PCG
+//!   iteration at 10^5 and 10^6 nodes, `BENCHMARKS.md`).
 //! - Levels are added until at most `coarse_nodes` nodes remain (or
 //!   coarsening stalls); the coarsest matrix is factored with
 //!   [`SparseCholesky`].
@@ -97,7 +103,8 @@
 //!   with the 27 nodes of the 3 x 3 cells around it (about 14 stored
 //!   blocks per row in symmetric mode, 1.15 per fine node); the smoothed
 //!   coarser prolongators widen that to about 30 per row on level 2, so
-//!   all coarse levels hold about 2 blocks (400 bytes) per fine node;
+//!   all coarse levels hold about 2 blocks (200 bytes in f32) per fine
+//!   node;
 //! - a few work vectors.
 //!
 //! See `BENCHMARKS.md` for the totals and the measured PCG iterations.
@@ -203,9 +210,9 @@ struct Lines {
 impl Lines {
     /// Finds the lines of `a` along component `comp` (see module docs).
     /// `lower` is `a`'s [`LowerIndex`] when `a` is symmetric-mode.
-    fn detect(a: &BlockSparse, lower: Option<&LowerIndex>, comp: usize, threshold: f64) -> Self {
-        let n = a.n;
-        let diag = |i: usize| a.values[a.diag[i]][comp][comp].abs();
+    fn detect(a: LevelMatrix<'_>, lower: Option<&LowerIndex>, comp: usize, threshold: f64) -> Self {
+        let n = a.n();
+        let diag = |i: usize| a.diag_entry(i, comp).abs();
         let pick = |i: usize| -> [u32; 2] {
             let mut best = [(0.0f64, u32::MAX); 2];
             let di = diag(i);
@@ -281,12 +288,12 @@ impl Lines {
     /// every node of `a` on exactly one line. Computes each line's band and
     /// allocates its factor.
     fn from_paths(
-        a: &BlockSparse,
+        a: LevelMatrix<'_>,
         lower: Option<&LowerIndex>,
         start: Vec<usize>,
         nodes: Vec<u32>,
     ) -> Self {
-        let n = a.n;
+        let n = a.n();
         let lines = start.len() - 1;
         let mut slot = vec![0u32; n];
         let mut line_of = vec![0u32; n];
@@ -335,7 +342,7 @@ impl Lines {
     /// DOFs; identity rows and columns on fixed DOFs). A pivot that is not
     /// clearly positive (an indefinite matrix) is replaced by the magnitude of
     /// the original diagonal entry, so the factor stays SPD.
-    fn factor(&mut self, a: &BlockSparse, lower: Option<&LowerIndex>, free: &[f64]) {
+    fn factor(&mut self, a: LevelMatrix<'_>, lower: Option<&LowerIndex>, free: &[f64]) {
         let Self {
             start,
             nodes,
@@ -563,7 +570,7 @@ pub struct Hierarchy {
     fine_free: Vec<f64>,
     levels: Vec<Level>,
     /// Matrices of levels 1.. (level 0 is the caller's matrix).
-    matrices: Vec<BlockSparse>,
+    matrices: Vec<BlockSparse<f32>>,
     /// The transposed index of each level's matrix, fine first (the
     /// smoothers and the Galerkin products read whole block rows): `None`
     /// for a general-mode fine matrix. The coarse matrices are
@@ -888,7 +895,7 @@ fn line_neighbours(warp: &Lines, weft: &Lines, i: usize) -> [usize; 4] {
 /// component and weft bucket for the warp family, warp bucket for the
 /// weft family) in order of position, each cell's nodes in turn.
 fn cell_lines(
-    a: &BlockSparse,
+    a: LevelMatrix<'_>,
     lower: Option<&LowerIndex>,
     cells: &[Cell],
     size: f64,
@@ -904,7 +911,7 @@ fn cell_lines(
             .then(cells[x].pos[family].total_cmp(&cells[y].pos[family]))
     });
     let mut start = vec![0];
-    let mut nodes = Vec::with_capacity(a.n);
+    let mut nodes = Vec::with_capacity(a.n());
     let mut prev = None;
     let mut last = usize::MAX;
     for &k in &order {
@@ -991,16 +998,16 @@ impl Hierarchy {
     ) -> Result<Self, NotPositiveDefinite> {
         let mut lowers = vec![a.symmetric.then(|| a.lower_index())];
         let mut levels = Vec::new();
-        let mut matrices: Vec<BlockSparse> = Vec::new();
+        let mut matrices: Vec<BlockSparse<f32>> = Vec::new();
         let mut level_free = free.to_vec();
         // Linear-mode cells of the current level and their bucket size.
         let mut cells: Vec<Cell> = Vec::new();
         let mut cell_size = 1.0;
         let mut adjacent: Vec<[u32; 4]> = Vec::new();
         loop {
-            let cur = matrices.last().unwrap_or(a);
+            let cur = level_matrix(a, &matrices, levels.len());
             let cur_lower = lowers[levels.len()].as_ref();
-            let n = cur.n;
+            let n = cur.n();
             if n <= options.coarse_nodes || levels.len() + 1 >= options.max_levels {
                 break;
             }
@@ -1130,7 +1137,7 @@ impl Hierarchy {
                         .map(|d| (c, d as usize)),
                 );
             }
-            let coarse = BlockSparse::from_pairs(nc, pairs);
+            let coarse = BlockSparse::<f32>::from_pairs(nc, pairs);
             // A coarse DOF is free when one of its aggregate's DOFs is.
             let mut coarse_free = vec![0.0; B * nc];
             for i in 0..n {
@@ -1162,8 +1169,10 @@ impl Hierarchy {
             levels.push(level);
             matrices.push(coarse);
         }
-        let coarsest = matrices.last().unwrap_or(a);
-        let coarse = SparseCholesky::new(coarsest, &level_free)?;
+        let coarse = match matrices.last() {
+            Some(m) => SparseCholesky::new(m, &level_free)?,
+            None => SparseCholesky::new(a, &level_free)?,
+        };
         let scratch = levels
             .iter()
             .map(|lv| {
@@ -1238,7 +1247,11 @@ impl Hierarchy {
             })
             .sum();
         lv + scratch
-            + self.matrices.iter().map(BlockSparse::bytes).sum::<usize>()
+            + self
+                .matrices
+                .iter()
+                .map(BlockSparse::<f32>::bytes)
+                .sum::<usize>()
             + self
                 .lowers
                 .iter()
@@ -1269,8 +1282,10 @@ impl Hierarchy {
             warp.factor(m, lower, &level.free);
             weft.factor(m, lower, &level.free);
         }
-        let coarsest = self.matrices.last().unwrap_or(a);
-        self.coarse.factor(coarsest)
+        match self.matrices.last() {
+            Some(m) => self.coarse.factor(m),
+            None => self.coarse.factor(a),
+        }
     }
 
     /// Sets the damping of every line sweep to `1.6 / λ` with `λ` a power
@@ -1280,7 +1295,7 @@ impl Hierarchy {
         for l in 0..self.levels.len() {
             let m = level_matrix(a, &self.matrices, l);
             let level = &mut self.levels[l];
-            let len = B * m.n;
+            let len = B * m.n();
             for fam in 0..2 {
                 let lines = &mut level.lines[fam];
                 lines.omega = 1.0;
@@ -1317,10 +1332,65 @@ impl Hierarchy {
     }
 }
 
+/// The matrix of one level: the caller's f64 fine matrix or an f32 coarse
+/// one. Every value it hands out is in f64.
+#[derive(Clone, Copy)]
+enum LevelMatrix<'m> {
+    Fine(&'m BlockSparse),
+    Coarse(&'m BlockSparse<f32>),
+}
+
+impl LevelMatrix<'_> {
+    /// Block rows.
+    fn n(&self) -> usize {
+        match self {
+            Self::Fine(a) => a.n,
+            Self::Coarse(a) => a.n,
+        }
+    }
+
+    /// Diagonal entry `(comp, comp)` of block row `i`.
+    fn diag_entry(&self, i: usize, comp: usize) -> f64 {
+        match self {
+            Self::Fine(a) => a.values[a.diag[i]][comp][comp],
+            Self::Coarse(a) => f64::from(a.values[a.diag[i]][comp][comp]),
+        }
+    }
+
+    /// See [`BlockSparse::for_each_in_row`].
+    fn for_each_in_row(
+        &self,
+        lower: Option<&LowerIndex>,
+        i: usize,
+        f: impl FnMut(usize, &Block, bool),
+    ) {
+        match self {
+            Self::Fine(a) => a.for_each_in_row(lower, i, f),
+            Self::Coarse(a) => a.for_each_in_row(lower, i, f),
+        }
+    }
+
+    /// `y = A x` (see [`BlockSparse::spmv`]).
+    fn spmv(&self, x: &[f64], y: &mut [f64]) {
+        match self {
+            Self::Fine(a) => a.spmv(x, y),
+            Self::Coarse(a) => a.spmv(x, y),
+        }
+    }
+}
+
 /// The matrix of level `l`: the caller's fine matrix `a` on level 0, the
 /// coarse matrix `coarse[l - 1]` above it.
-fn level_matrix<'m>(a: &'m BlockSparse, coarse: &'m [BlockSparse], l: usize) -> &'m BlockSparse {
-    if l == 0 { a } else { &coarse[l - 1] }
+fn level_matrix<'m>(
+    a: &'m BlockSparse,
+    coarse: &'m [BlockSparse<f32>],
+    l: usize,
+) -> LevelMatrix<'m> {
+    if l == 0 {
+        LevelMatrix::Fine(a)
+    } else {
+        LevelMatrix::Coarse(&coarse[l - 1])
+    }
 }
 
 /// Computes the Galerkin coarse matrix `coarse = Pᵀ A P` of `level`'s
@@ -1329,24 +1399,26 @@ fn level_matrix<'m>(a: &'m BlockSparse, coarse: &'m [BlockSparse], l: usize) -> 
 /// `coarse` gets only its blocks on and above the diagonal.
 fn galerkin(
     level: &Level,
-    fine: &BlockSparse,
+    fine: LevelMatrix<'_>,
     fine_lower: Option<&LowerIndex>,
-    coarse: &mut BlockSparse,
+    coarse: &mut BlockSparse<f32>,
 ) {
     let free = &level.free;
     let cfree = &level.coarse_free;
-    let mut rows: Vec<(usize, &mut [Block])> = Vec::with_capacity(coarse.n);
-    let mut rest: &mut [Block] = &mut coarse.values;
+    let mut rows: Vec<(usize, &mut [[[f32; B]; B]])> = Vec::with_capacity(coarse.n);
+    let mut rest: &mut [[[f32; B]; B]] = &mut coarse.values;
     for c in 0..coarse.n {
         let (head, tail) = rest.split_at_mut(coarse.row_ptr[c + 1] - coarse.row_ptr[c]);
         rows.push((c, head));
         rest = tail;
     }
     let (row_ptr, cols, symmetric) = (&coarse.row_ptr, &coarse.cols, coarse.symmetric);
-    let work = |(c, out): &mut (usize, &mut [Block])| {
+    // Each row is summed in f64 and rounded once.
+    let work = |acc: &mut Vec<Block>, (c, out): &mut (usize, &mut [[[f32; B]; B]])| {
         let c = *c;
         let ccols = &cols[row_ptr[c]..row_ptr[c + 1]];
-        out.iter_mut().for_each(|b| *b = [[0.0; B]; B]);
+        acc.clear();
+        acc.resize(out.len(), [[0.0; B]; B]);
         for t in level.t_ptr[c]..level.t_ptr[c + 1] {
             let i = level.t_row[t] as usize;
             let wi = level.t_w[t];
@@ -1368,7 +1440,7 @@ fn galerkin(
                     let pos = ccols
                         .binary_search(&(d as u32))
                         .expect("coarse pattern holds every Galerkin block");
-                    let o = &mut out[pos];
+                    let o = &mut acc[pos];
                     for r in 0..B {
                         for q in 0..B {
                             o[r][q] += m[r][q] * wj * cfree[B * d + q];
@@ -1377,11 +1449,17 @@ fn galerkin(
                 }
             });
         }
+        for (o, a) in out.iter_mut().zip(acc.iter()) {
+            *o = a.map(|row| row.map(|v| v as f32));
+        }
     };
-    if fine.n < PARALLEL_MIN / B {
-        rows.iter_mut().for_each(work);
+    if fine.n() < PARALLEL_MIN / B {
+        let mut acc = Vec::new();
+        rows.iter_mut().for_each(|row| work(&mut acc, row));
     } else {
-        rows.par_iter_mut().with_min_len(16).for_each(work);
+        rows.par_iter_mut()
+            .with_min_len(16)
+            .for_each_init(Vec::new, |acc, row| work(acc, row));
     }
 }
 
@@ -1394,7 +1472,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// `r = b - A x` with the fixed DOFs of `r` zero.
-fn residual(a: &BlockSparse, free: &[f64], b: &[f64], x: &[f64], r: &mut [f64]) {
+fn residual(a: LevelMatrix<'_>, free: &[f64], b: &[f64], x: &[f64], r: &mut [f64]) {
     a.spmv(x, r);
     let f = |(d, r): (usize, &mut f64)| *r = (b[d] - *r) * free[d];
     if r.len() < PARALLEL_MIN {
@@ -1462,7 +1540,7 @@ impl Multigrid<'_> {
         self.cycle(l + 1, bc, xc);
         if l + 1 < h.levels.len() {
             // W-cycle: further cycles on the coarse residual.
-            let ac = &h.matrices[l];
+            let ac = LevelMatrix::Coarse(&h.matrices[l]);
             let cf = &h.levels[l + 1].free;
             for _ in 1..h.options.coarse_cycles {
                 residual(ac, cf, bc, xc, rc);
@@ -1540,8 +1618,8 @@ mod tests {
         let lower = a.symmetric.then(|| a.lower_index());
         let t = MultigridOptions::default().line_threshold;
         (
-            Lines::detect(a, lower.as_ref(), FAMILY_COMPONENT[0], t),
-            Lines::detect(a, lower.as_ref(), FAMILY_COMPONENT[1], t),
+            Lines::detect(LevelMatrix::Fine(a), lower.as_ref(), FAMILY_COMPONENT[0], t),
+            Lines::detect(LevelMatrix::Fine(a), lower.as_ref(), FAMILY_COMPONENT[1], t),
         )
     }
 
