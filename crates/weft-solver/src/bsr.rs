@@ -224,7 +224,7 @@ impl<T: Scalar> BlockSparse<T> {
                 g.values[at] = blk;
                 if self.symmetric && j != i {
                     let back = g.index(j, i).expect("general pattern is symmetric");
-                    g.values[back] = std::array::from_fn(|r| std::array::from_fn(|c| blk[c][r]));
+                    g.values[back] = transpose(&blk);
                 }
             }
         }
@@ -490,8 +490,8 @@ impl LowerIndex {
     }
 }
 
-/// The transpose of a 5x5 block.
-pub fn transpose(b: &Block) -> Block {
+/// The transpose of a 5x5 block (in either storage precision).
+pub fn transpose<T: Copy>(b: &[[T; B]; B]) -> [[T; B]; B] {
     std::array::from_fn(|r| std::array::from_fn(|c| b[c][r]))
 }
 

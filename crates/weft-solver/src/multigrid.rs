@@ -108,7 +108,7 @@
 //! - a few work vectors.
 //!
 //! See `BENCHMARKS.md` for the totals and the measured PCG iterations.
-use crate::bsr::{B, Block, BlockSparse, LowerIndex};
+use crate::bsr::{B, Block, BlockSparse, LowerIndex, Scalar};
 use crate::cholesky::{NotPositiveDefinite, SparseCholesky};
 use crate::par::PARALLEL_MIN;
 use crate::pcg::Preconditioner;
@@ -1391,7 +1391,7 @@ impl LevelMatrix<'_> {
     fn diag_entry(&self, i: usize, comp: usize) -> f64 {
         match self {
             Self::Fine(a) => a.values[a.diag[i]][comp][comp],
-            Self::Coarse(a) => f64::from(a.values[a.diag[i]][comp][comp]),
+            Self::Coarse(a) => a.values[a.diag[i]][comp][comp].to_f64(),
         }
     }
 
@@ -1488,7 +1488,7 @@ fn galerkin(
             });
         }
         for (o, a) in out.iter_mut().zip(acc.iter()) {
-            *o = a.map(|row| row.map(|v| v as f32));
+            *o = a.map(|row| row.map(f32::from_f64));
         }
     };
     if fine.n() < PARALLEL_MIN / B {
