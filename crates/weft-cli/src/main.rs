@@ -39,7 +39,23 @@ enum Command {
     Doctor,
 }
 
+/// Refuses to run a binary built for x86-64-v3 (`.cargo/config.toml`:
+/// AVX2 and FMA) on a CPU without those instructions, with the way out,
+/// instead of dying on an illegal instruction inside a kernel.
+fn check_cpu() -> anyhow::Result<()> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    if !(std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma"))
+    {
+        anyhow::bail!(
+            "this weft binary was built for x86-64-v3 CPUs (AVX2 and FMA, see .cargo/config.toml) \
+             and this CPU lacks them; rebuild with RUSTFLAGS=\"-C target-cpu=x86-64\""
+        );
+    }
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
+    check_cpu()?;
     let cli = Cli::parse();
     match cli.command {
         Command::Run(args) => run::run(&args),
