@@ -78,9 +78,14 @@ pub fn widen<T: Scalar>(b: &[[T; B]; B]) -> Block {
     std::array::from_fn(|r| std::array::from_fn(|c| b[r][c].to_f64()))
 }
 
-/// Block rows per chunk of the symmetric SpMV (a chunk writes a window of
-/// two chunks of `y`, 320 KB, which stays in the L2 cache).
+/// Most block rows per chunk of the symmetric SpMV (a chunk writes a
+/// window of two chunks of `y`, at most 320 KB, which stays in the L2
+/// cache).
 const SPMV_CHUNK_ROWS: usize = 4096;
+
+/// Fewest block rows per chunk of the symmetric SpMV (a chunk is one
+/// parallel task).
+const SPMV_CHUNK_ROWS_MIN: usize = 256;
 
 /// A square block-sparse matrix with `n` block rows of size 5, values
 /// stored in precision `T` (f64 by default; see [`Scalar`]).
@@ -105,6 +110,11 @@ pub struct BlockSparse<T: Scalar = f64> {
     /// `(i, index into values)`; their transposed products run after the
     /// parallel pass.
     far_blocks: Vec<(u32, u32)>,
+    /// Symmetric mode: block rows per SpMV chunk, the smallest power of two
+    /// in `[SPMV_CHUNK_ROWS_MIN, SPMV_CHUNK_ROWS]` that covers the reach
+    /// `max_j (j - i)` of 99% of the rows, so that a small matrix still
+    /// splits into enough chunks to keep every core busy.
+    chunk_rows: usize,
 }
 
 impl<T: Scalar> BlockSparse<T> {
@@ -148,10 +158,22 @@ impl<T: Scalar> BlockSparse<T> {
             diag,
             symmetric,
             far_blocks: Vec::new(),
+            chunk_rows: SPMV_CHUNK_ROWS,
         };
         if symmetric {
+            let mut reach: Vec<usize> = (0..n)
+                .map(|i| m.cols[m.row_ptr[i + 1] - 1] as usize - i)
+                .collect();
+            if n > 0 {
+                let p99 = (n - 1) * 99 / 100;
+                let (_, &mut r, _) = reach.select_nth_unstable(p99);
+                m.chunk_rows = r
+                    .next_power_of_two()
+                    .clamp(SPMV_CHUNK_ROWS_MIN, SPMV_CHUNK_ROWS);
+            }
+            let chunk = m.chunk_rows;
             for i in 0..n {
-                let window_end = (i / SPMV_CHUNK_ROWS + 2) * SPMV_CHUNK_ROWS;
+                let window_end = (i / chunk + 2) * chunk;
                 for k in m.row_ptr[i]..m.row_ptr[i + 1] {
                     if m.cols[k] as usize >= window_end {
                         m.far_blocks.push((i as u32, k as u32));
@@ -205,6 +227,7 @@ impl<T: Scalar> BlockSparse<T> {
             diag,
             symmetric: false,
             far_blocks: Vec::new(),
+            chunk_rows: SPMV_CHUNK_ROWS,
         }
     }
 
@@ -354,7 +377,8 @@ impl<T: Scalar> BlockSparse<T> {
     /// `y = A x`. `x`, `y` have length `5 n`.
     ///
     /// General mode: parallel over block rows. Symmetric mode: `y` is
-    /// zeroed, then chunks of 4,096 block rows run in two phases (even
+    /// zeroed, then chunks of 256 to 4,096 block rows (the matrix's
+    /// `chunk_rows`) run in two phases (even
     /// chunks, then odd ones), in parallel within a phase; a chunk adds its
     /// rows' products and the transposed products of its blocks into the
     /// window of `y` from its first row to two chunks further, which no
@@ -398,10 +422,11 @@ impl<T: Scalar> BlockSparse<T> {
             y.fill(0.0);
         }
         let out = crate::par::Shared(y.as_mut_ptr());
+        let rows = self.chunk_rows;
         let chunk = |c: usize| {
-            let first = c * SPMV_CHUNK_ROWS;
-            let end = (first + SPMV_CHUNK_ROWS).min(n);
-            let window_end = (first + 2 * SPMV_CHUNK_ROWS).min(n);
+            let first = c * rows;
+            let end = (first + rows).min(n);
+            let window_end = (first + 2 * rows).min(n);
             // SAFETY: within a phase the chunks are two apart, so their
             // windows [first, first + 2 chunks) are disjoint, and the
             // phases run one after the other.
@@ -441,7 +466,7 @@ impl<T: Scalar> BlockSparse<T> {
                 }
             }
         };
-        let chunks = n.div_ceil(SPMV_CHUNK_ROWS);
+        let chunks = n.div_ceil(rows);
         for phase in 0..2 {
             if parallel {
                 (phase..chunks).into_par_iter().step_by(2).for_each(chunk);
@@ -500,31 +525,46 @@ mod tests {
     use super::*;
 
     /// Symmetric-mode SpMV (two phases of chunks writing across chunk
-    /// boundaries, plus the far blocks beyond a chunk's window) equals the general-mode SpMV of the same matrix to
-    /// 1e-13 relative, for a matrix spanning several chunks and with
-    /// couplings 5,000 rows apart; `to_general` and `block` agree.
+    /// boundaries, plus the far blocks beyond a chunk's window) equals the
+    /// general-mode SpMV of the same matrix to 1e-13 relative; `to_general`
+    /// and `block` agree. Two patterns: one spanning several 4,096-row
+    /// chunks with couplings 5,000 rows apart on a third of the rows, and
+    /// a narrow one (reach 7) whose chunks shrink to 256 rows, with a few
+    /// couplings 1,000 rows apart (far blocks at that chunk size).
     #[test]
     fn symmetric_spmv_matches_general() {
         let n = 3 * SPMV_CHUNK_ROWS + 1234;
-        let pairs: Vec<(usize, usize)> = (0..n - 1)
+        let wide: Vec<(usize, usize)> = (0..n - 1)
             .map(|i| (i, i + 1))
             .chain((0..n - 7).map(|i| (i + 7, i)))
             .chain((0..n - 5000).step_by(3).map(|i| (i, i + 5000)))
             .collect();
+        check_symmetric_spmv(n, &wide, SPMV_CHUNK_ROWS, 11);
+        let n = 3000;
+        let narrow: Vec<(usize, usize)> = (0..n - 1)
+            .map(|i| (i, i + 1))
+            .chain((0..n - 7).map(|i| (i + 7, i)))
+            .chain((0..n - 1000).step_by(400).map(|i| (i, i + 1000)))
+            .collect();
+        check_symmetric_spmv(n, &narrow, SPMV_CHUNK_ROWS_MIN, 12);
+    }
+
+    fn check_symmetric_spmv(n: usize, pairs: &[(usize, usize)], chunk_rows: usize, seed: u64) {
         let mut a = BlockSparse::from_pairs(n, pairs.iter().copied());
-        let general_pattern = BlockSparse::<f64>::from_pairs_general(n, pairs);
+        let general_pattern = BlockSparse::<f64>::from_pairs_general(n, pairs.iter().copied());
+        assert_eq!(a.chunk_rows, chunk_rows);
         assert_eq!(
             2 * a.nnz_blocks() - n,
             general_pattern.nnz_blocks(),
             "upper triangle plus diagonal"
         );
-        let mut rnd = crate::test_util::uniform(11);
+        let mut rnd = crate::test_util::uniform(seed);
         for b in a.values.iter_mut() {
             *b = std::array::from_fn(|_| std::array::from_fn(|_| rnd()));
         }
         assert!(
             !a.far_blocks.is_empty(),
-            "the 5,000-row couplings reach past the window"
+            "the long couplings reach past the window"
         );
         let g = a.to_general();
         assert_eq!(g.cols, general_pattern.cols);
@@ -532,7 +572,10 @@ mod tests {
         assert_eq!(a.block(7, 0), g.block(7, 0));
         // Whole rows through the lower index equal the general rows.
         let lower = a.lower_index();
-        for i in [0, 1, 7, 4095, 4096, 5003, n - 1] {
+        for i in [0, 1, 7, 255, 256, 1003, 4095, 4096, 5003, n - 1] {
+            if i >= n {
+                continue;
+            }
             let mut got = Vec::new();
             a.for_each_in_row(Some(&lower), i, |j, blk, t| {
                 got.push((j, if t { transpose(blk) } else { *blk }));
