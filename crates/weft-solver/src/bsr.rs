@@ -534,19 +534,19 @@ mod tests {
     #[test]
     fn symmetric_spmv_matches_general() {
         let n = 3 * SPMV_CHUNK_ROWS + 1234;
-        let wide: Vec<(usize, usize)> = (0..n - 1)
-            .map(|i| (i, i + 1))
-            .chain((0..n - 7).map(|i| (i + 7, i)))
-            .chain((0..n - 5000).step_by(3).map(|i| (i, i + 5000)))
-            .collect();
-        check_symmetric_spmv(n, &wide, SPMV_CHUNK_ROWS, 11);
+        check_symmetric_spmv(n, &banded_pairs(n, 5000, 3), SPMV_CHUNK_ROWS, 11);
         let n = 3000;
-        let narrow: Vec<(usize, usize)> = (0..n - 1)
+        check_symmetric_spmv(n, &banded_pairs(n, 1000, 400), SPMV_CHUNK_ROWS_MIN, 12);
+    }
+
+    /// Node pairs of an `n`-row pattern: neighbours 1 and 7 rows apart on
+    /// every row, and `far` rows apart on every `every`-th row.
+    fn banded_pairs(n: usize, far: usize, every: usize) -> Vec<(usize, usize)> {
+        (0..n - 1)
             .map(|i| (i, i + 1))
             .chain((0..n - 7).map(|i| (i + 7, i)))
-            .chain((0..n - 1000).step_by(400).map(|i| (i, i + 1000)))
-            .collect();
-        check_symmetric_spmv(n, &narrow, SPMV_CHUNK_ROWS_MIN, 12);
+            .chain((0..n - far).step_by(every).map(|i| (i, i + far)))
+            .collect()
     }
 
     fn check_symmetric_spmv(n: usize, pairs: &[(usize, usize)], chunk_rows: usize, seed: u64) {
