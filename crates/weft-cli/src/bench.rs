@@ -87,11 +87,13 @@ pub struct Record {
     /// benchmark scaffolding (the bandwidth buffers) included.
     peak_bytes_per_node: f64,
     /// Peak resident memory while the simulation steps (bytes per node):
-    /// the peak is reset (`/proc/self/clear_refs`) just before the timed
-    /// step or memory probe, so it counts the live simulation (fabric,
-    /// matrix, preconditioner, Newton/PCG vectors) and what the step
-    /// allocates, not the bandwidth buffers dropped before. `None` where the
-    /// kernel does not support the reset.
+    /// the peak is reset (`/proc/self/clear_refs`) just before the warm-up
+    /// and timed step (or the memory probe), so it counts the live
+    /// simulation (fabric, matrix, preconditioner with its construction,
+    /// Newton/PCG vectors) and what the steps allocate, not the kernel
+    /// measurements' buffers (state copies, residual, block-Jacobi
+    /// preconditioner, bandwidth buffers, the measured hierarchy), all
+    /// dropped before. `None` where the kernel does not support the reset.
     step_peak_bytes_per_node: Option<f64>,
     assembly_s: f64,
     pcg_iteration_s: f64,
@@ -187,89 +189,96 @@ fn measure(
     let n = sim.assembler.fabric.node_count();
     let dofs = sim.q.len();
 
-    // Assembly (residual + matrix) at the start of a step.
-    let (q, v) = (sim.q.clone(), sim.v.clone());
-    let mut r = vec![0.0; dofs];
-    let anchors = sim.anchors.clone();
-    sim.assembler
-        .assemble(&q, &v, &v, 1e-3, &anchors, &mut r, true);
-    let t0 = Instant::now();
-    sim.assembler
-        .assemble(&q, &v, &v, 1e-3, &anchors, &mut r, true);
-    let assembly_s = t0.elapsed().as_secs_f64();
-
-    // PCG iterations and SpMV on that matrix.
-    let free = sim.free_mask().to_vec();
-    let pre = BlockJacobi::new(&sim.assembler.matrix, &free);
-    let ops = CpuOps {
-        matrix: &sim.assembler.matrix,
-        preconditioner: &pre,
-        free: &free,
-    };
-    let mut x = vec![0.0; dofs];
-    let iters = 50;
-    let t0 = Instant::now();
-    let res = pcg(&ops, &r, &mut x, 0.0, iters);
-    let pcg_iteration_s = t0.elapsed().as_secs_f64() / res.iterations.max(1) as f64;
-    let m = &sim.assembler.matrix;
-    let mut y = vec![0.0; dofs];
-    let reps = 10;
-    let t0 = Instant::now();
-    for _ in 0..reps {
-        m.spmv(&r, &mut y);
-    }
-    let spmv_s = t0.elapsed().as_secs_f64() / reps as f64;
-    let spmv_gbps = m.spmv_bytes() as f64 / spmv_s / 1e9;
-    // Plain copy (read + write) of a buffer the size of the matrix values, at
-    // most 256 MB (enough to defeat the caches without inflating the peak
-    // memory), touched once before timing so page faults are not measured.
-    let len = (m.values.len() * 25).min(32 << 20);
-    let src = vec![1.0f64; len];
-    let mut dst = vec![0.0f64; len];
-    dst.copy_from_slice(&src);
-    let t0 = Instant::now();
-    for _ in 0..reps {
-        dst.copy_from_slice(&src);
-        std::hint::black_box(&mut dst);
-    }
-    let copy_s = t0.elapsed().as_secs_f64() / reps as f64;
-    let copy_gbps = (2 * 8 * src.len()) as f64 / copy_s / 1e9;
-    drop((src, dst, y, x));
-
-    let mut mg = (None, None, None, None, None, None, None);
-    if preconditioner == BenchPreconditioner::Multigrid {
-        let a = &sim.assembler.matrix;
+    // The kernel figures. Everything they allocate (state copies, the
+    // residual, the block-Jacobi preconditioner, the hierarchy) is dropped
+    // at the end of this block, before the step's peak memory is measured:
+    // the step peak is the simulation's, not the benchmark's.
+    let (assembly_s, pcg_iteration_s, spmv_gbps, copy_gbps, mg) = {
+        // Assembly (residual + matrix) at the start of a step.
+        let (q, v) = (sim.q.clone(), sim.v.clone());
+        let mut r = vec![0.0; dofs];
+        let anchors = sim.anchors.clone();
+        sim.assembler
+            .assemble(&q, &v, &v, 1e-3, &anchors, &mut r, true);
         let t0 = Instant::now();
-        let mut h = Hierarchy::new(a, &free, MultigridOptions::default())
-            .map_err(|e| anyhow::anyhow!("multigrid setup failed: {e}"))?;
-        let setup = t0.elapsed().as_secs_f64();
-        let t0 = Instant::now();
-        h.update(a)
-            .map_err(|e| anyhow::anyhow!("multigrid update failed: {e}"))?;
-        let update = t0.elapsed().as_secs_f64();
-        let pre = Multigrid {
-            hierarchy: &h,
-            matrix: a,
-        };
+        sim.assembler
+            .assemble(&q, &v, &v, 1e-3, &anchors, &mut r, true);
+        let assembly_s = t0.elapsed().as_secs_f64();
+
+        // PCG iterations and SpMV on that matrix.
+        let free = sim.free_mask().to_vec();
+        let pre = BlockJacobi::new(&sim.assembler.matrix, &free);
         let ops = CpuOps {
-            matrix: a,
+            matrix: &sim.assembler.matrix,
             preconditioner: &pre,
             free: &free,
         };
         let mut x = vec![0.0; dofs];
+        let iters = 50;
         let t0 = Instant::now();
-        let res = pcg(&ops, &r, &mut x, 1e-8, mg_max_iterations);
-        let per = t0.elapsed().as_secs_f64() / res.iterations.max(1) as f64;
-        mg = (
-            Some(setup),
-            Some(update),
-            Some(h.level_nodes(a)),
-            Some(res.iterations),
-            Some(per),
-            Some(h.bytes()),
-            Some(res.relative_residual),
-        );
-    }
+        let res = pcg(&ops, &r, &mut x, 0.0, iters);
+        let pcg_iteration_s = t0.elapsed().as_secs_f64() / res.iterations.max(1) as f64;
+        let m = &sim.assembler.matrix;
+        let mut y = vec![0.0; dofs];
+        let reps = 10;
+        let t0 = Instant::now();
+        for _ in 0..reps {
+            m.spmv(&r, &mut y);
+        }
+        let spmv_s = t0.elapsed().as_secs_f64() / reps as f64;
+        let spmv_gbps = m.spmv_bytes() as f64 / spmv_s / 1e9;
+        // Plain copy (read + write) of a buffer the size of the matrix values, at
+        // most 256 MB (enough to defeat the caches without inflating the peak
+        // memory), touched once before timing so page faults are not measured.
+        let len = (m.values.len() * 25).min(32 << 20);
+        let src = vec![1.0f64; len];
+        let mut dst = vec![0.0f64; len];
+        dst.copy_from_slice(&src);
+        let t0 = Instant::now();
+        for _ in 0..reps {
+            dst.copy_from_slice(&src);
+            std::hint::black_box(&mut dst);
+        }
+        let copy_s = t0.elapsed().as_secs_f64() / reps as f64;
+        let copy_gbps = (2 * 8 * src.len()) as f64 / copy_s / 1e9;
+        drop((src, dst, y, x));
+
+        let mut mg = (None, None, None, None, None, None, None);
+        if preconditioner == BenchPreconditioner::Multigrid {
+            let a = &sim.assembler.matrix;
+            let t0 = Instant::now();
+            let mut h = Hierarchy::new(a, &free, MultigridOptions::default())
+                .map_err(|e| anyhow::anyhow!("multigrid setup failed: {e}"))?;
+            let setup = t0.elapsed().as_secs_f64();
+            let t0 = Instant::now();
+            h.update(a)
+                .map_err(|e| anyhow::anyhow!("multigrid update failed: {e}"))?;
+            let update = t0.elapsed().as_secs_f64();
+            let pre = Multigrid {
+                hierarchy: &h,
+                matrix: a,
+            };
+            let ops = CpuOps {
+                matrix: a,
+                preconditioner: &pre,
+                free: &free,
+            };
+            let mut x = vec![0.0; dofs];
+            let t0 = Instant::now();
+            let res = pcg(&ops, &r, &mut x, 1e-8, mg_max_iterations);
+            let per = t0.elapsed().as_secs_f64() / res.iterations.max(1) as f64;
+            mg = (
+                Some(setup),
+                Some(update),
+                Some(h.level_nodes(a)),
+                Some(res.iterations),
+                Some(per),
+                Some(h.bytes()),
+                Some(res.relative_residual),
+            );
+        }
+        (assembly_s, pcg_iteration_s, spmv_gbps, copy_gbps, mg)
+    };
 
     let process_peak = peak_rss();
     let reset = reset_peak_rss();
