@@ -285,16 +285,12 @@ impl StepBackend for CudaStep<'_> {
         rhs: &CudaSlice<f64>,
         dv: &mut CudaSlice<f64>,
         eta: f64,
+        _spare: [&mut CudaSlice<f64>; 2],
     ) -> Result<(PcgResult, bool), CudaError> {
         let res = self
             .sys
             .solve_into(rhs, dv, eta, host.settings.cg_max_iterations)?;
         Ok((res, res.status == PcgStatus::NegativeCurvature))
-    }
-
-    fn negate(&mut self, x: &CudaSlice<f64>, out: &mut CudaSlice<f64>) -> Result<(), CudaError> {
-        self.sys.set_zero(out)?;
-        self.sys.axpy(-1.0, x, out)
     }
 
     fn set_zero(&mut self, x: &mut CudaSlice<f64>) -> Result<(), CudaError> {
@@ -625,6 +621,7 @@ impl StepBackend for EmulatedStep {
         rhs: &Vec<f64>,
         dv: &mut Vec<f64>,
         eta: f64,
+        _spare: [&mut Vec<f64>; 2],
     ) -> Result<(PcgResult, bool), HostError> {
         let ops = EmulatedOps::new(&self.plan, &self.values)?;
         dv.iter_mut().for_each(|x| *x = 0.0);
@@ -639,12 +636,6 @@ impl StepBackend for EmulatedStep {
     }
 
     // The host vector operations are the CPU backend's (weft_solver::par).
-    fn negate(&mut self, x: &Vec<f64>, out: &mut Vec<f64>) -> Result<(), HostError> {
-        out.clone_from(x);
-        update(out, |_, x| -x);
-        Ok(())
-    }
-
     fn set_zero(&mut self, x: &mut Vec<f64>) -> Result<(), HostError> {
         update(x, |_, _| 0.0);
         Ok(())

@@ -55,7 +55,7 @@ use crate::bsr::B;
 use crate::cholesky::SparseCholesky;
 use crate::multigrid::{Hierarchy, Multigrid, MultigridOptions};
 use crate::par::{inf_norm, norm2, update, worst_node};
-use crate::pcg::{BlockJacobi, CpuOps, PcgResult, PcgStatus, Preconditioner, pcg};
+use crate::pcg::{BlockJacobi, CpuOps, PcgResult, PcgStatus, Preconditioner, pcg_in};
 use crate::step::{StepBackend, StepHost};
 use nalgebra::Vector3;
 use std::borrow::Cow;
@@ -739,9 +739,10 @@ fn timed_solve<S: StepBackend>(
     rhs: &S::Vector,
     dv: &mut S::Vector,
     eta: f64,
+    spare: [&mut S::Vector; 2],
 ) -> Result<(PcgResult, bool), S::Error> {
     let start = std::time::Instant::now();
-    let out = be.solve(host, rhs, dv, eta);
+    let out = be.solve(host, rhs, dv, eta, spare);
     stats.solve_seconds += start.elapsed().as_secs_f64();
     out
 }
@@ -783,10 +784,13 @@ fn newton_step<S: StepBackend>(
         settings.newton_max_iterations
     };
     let mut converged = residual_inf <= settings.newton_tolerance * scale;
+    // `dv` solves `A dv = R`: the Newton update is `-dv`. Solving with `R`
+    // itself instead of `-R` saves a vector of the system's size; PCG's
+    // iterates for `-R` are exactly the negated ones (every operation is
+    // linear and IEEE rounding is symmetric in sign), so nothing changes.
     let mut dv = be.zeros()?;
     let mut v_try = be.zeros()?;
     let mut r_try = be.zeros()?;
-    let mut rhs = be.zeros()?;
     // Previous |R|₂ for the Eisenstat–Walker term; whether the previous
     // iteration stalled (backtracked, or cut |R|₂ by less than half).
     let mut forcing_prev: Option<f64> = None;
@@ -794,7 +798,6 @@ fn newton_step<S: StepBackend>(
     let adaptive = be.adaptive_forcing(host);
     while !converged && stats.newton_iterations < max_it {
         stats.newton_iterations += 1;
-        be.negate(&r, &mut rhs)?;
         be.set_zero(&mut dv)?;
         // Inexact Newton: solve only as far as the Newton target needs
         // (η ≥ 0.1·target/|R|, within [cg_tolerance, 0.5]) and, with
@@ -808,7 +811,10 @@ fn newton_step<S: StepBackend>(
             floor
         };
         forcing_prev = Some(rnorm);
-        let (mut res, indefinite) = timed_solve(be, host, &mut stats, &rhs, &mut dv, eta)?;
+        // The line-search buffers are idle during the solve: PCG works in
+        // them.
+        let spare = [&mut v_try, &mut r_try];
+        let (mut res, indefinite) = timed_solve(be, host, &mut stats, &r, &mut dv, eta, spare)?;
         stats.cg_iterations += res.iterations;
         if indefinite && host.assembler.exact_hessians {
             // Switch this step to the PSD-projected elastic Hessians and
@@ -816,7 +822,8 @@ fn newton_step<S: StepBackend>(
             host.assembler.exact_hessians = false;
             timed_assemble(be, host, &mut stats, (q_n, v_n, &v), h, &mut r_try)?;
             be.set_zero(&mut dv)?;
-            let (again, _) = timed_solve(be, host, &mut stats, &rhs, &mut dv, eta)?;
+            let spare = [&mut v_try, &mut r_try];
+            let (again, _) = timed_solve(be, host, &mut stats, &r, &mut dv, eta, spare)?;
             res = again;
             stats.cg_iterations += res.iterations;
         }
@@ -839,7 +846,7 @@ fn newton_step<S: StepBackend>(
         let mut alpha: f64 = 1.0;
         let mut stagnated = false;
         loop {
-            be.combine(&v, alpha, &dv, &mut v_try)?;
+            be.combine(&v, -alpha, &dv, &mut v_try)?;
             let e = timed_assemble(be, host, &mut stats, (q_n, v_n, &v_try), h, &mut r_try)?;
             let rn = be.norm2(&r_try)?;
             if rn.is_finite() && (rn <= (1.0 - 1e-4 * alpha) * rnorm || settings.one_iteration) {
@@ -1024,21 +1031,30 @@ impl StepBackend for CpuBackend {
         rhs: &Vec<f64>,
         dv: &mut Vec<f64>,
         eta: f64,
+        [spare_p, spare_w]: [&mut Vec<f64>; 2],
     ) -> Result<(PcgResult, bool), Self::Error> {
         dv.resize(rhs.len(), 0.0);
+        // PCG's residual is the one work vector not lent by the caller;
+        // allocated by the first PCG run, after any hierarchy or factor
+        // update (whose own work memory is freed by then).
+        let mut pcg_r: Vec<f64> = Vec::new();
+        spare_p.resize(rhs.len(), 0.0);
+        spare_w.resize(rhs.len(), 0.0);
         let max_it = host.settings.cg_max_iterations;
         let exact = host.assembler.exact_hessians;
         let a = &host.assembler.matrix;
         let free = host.free;
         let indefinite = |res: &PcgResult| res.status == PcgStatus::NegativeCurvature;
         // PCG on the masked system with one preconditioner, from `dv`.
-        let run = |pre: &dyn Preconditioner, dv: &mut Vec<f64>, cap: usize| {
+        let mut run = |pre: &dyn Preconditioner, dv: &mut Vec<f64>, cap: usize| {
             let ops = CpuOps {
                 matrix: a,
                 preconditioner: pre,
                 free,
             };
-            pcg(&ops, rhs, dv, eta, cap)
+            pcg_r.resize(rhs.len(), 0.0);
+            let work = [&mut pcg_r[..], &mut spare_p[..], &mut spare_w[..]];
+            pcg_in(&ops, rhs, dv, eta, cap, work)
         };
         // A failed factorisation of the exact-Hessian matrix: indefinite.
         let failed = |spent: usize| {
@@ -1129,12 +1145,6 @@ impl StepBackend for CpuBackend {
         let mut res = run(&BlockJacobi::new(a, free), dv, max_it);
         res.iterations += spent;
         Ok((res, indefinite(&res)))
-    }
-
-    fn negate(&mut self, x: &Vec<f64>, out: &mut Vec<f64>) -> Result<(), Self::Error> {
-        out.clone_from(x);
-        update(out, |_, x| -x);
-        Ok(())
     }
 
     fn set_zero(&mut self, x: &mut Vec<f64>) -> Result<(), Self::Error> {

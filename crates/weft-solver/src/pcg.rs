@@ -182,8 +182,8 @@ pub struct PcgResult {
 
 /// Solves `A x = b` on the free DOFs by preconditioned conjugate gradients,
 /// starting from `x` (fixed DOFs of `x` are kept as given, so pass zeros
-/// there). Converges when `|r|₂ ≤ tolerance |b|₂`. Allocates four work
-/// vectors of the system size.
+/// there). Converges when `|r|₂ ≤ tolerance |b|₂`. Allocates the three work
+/// vectors of [`pcg_in`] (length `b.len()` each).
 pub fn pcg<O: LinearOps>(
     ops: &O,
     b: &[f64],
@@ -192,16 +192,39 @@ pub fn pcg<O: LinearOps>(
     max_iterations: usize,
 ) -> PcgResult {
     let n = b.len();
-    let mut r = b.to_vec();
-    ops.mask(&mut r);
-    let mut ax = vec![0.0; n];
-    ops.apply(x, &mut ax);
-    ops.axpy(-1.0, &ax, &mut r);
-    let b_norm = {
-        let mut bm = b.to_vec();
-        ops.mask(&mut bm);
-        ops.dot(&bm, &bm).sqrt()
-    };
+    let mut work = vec![0.0; 3 * n];
+    let (r, rest) = work.split_at_mut(n);
+    let (p, w) = rest.split_at_mut(n);
+    pcg_in(ops, b, x, tolerance, max_iterations, [r, p, w])
+}
+
+/// [`pcg`] in caller-owned work vectors `[r, p, w]` (each of length
+/// `b.len()`; their contents on entry are ignored and on return
+/// unspecified). `r` is the residual, `p` the search direction and `w`
+/// holds the preconditioned residual `z` and then `A p` in turn: `z` is
+/// folded into `p` before `A p` is needed, so one vector serves both and
+/// the solve streams the same data as the textbook four-vector loop. A
+/// caller with idle vectors (the Newton loop's line-search buffers) lends
+/// them here so a solve at 10^6 nodes allocates nothing.
+///
+/// # Panics
+/// If a work vector's length differs from `b.len()`.
+pub fn pcg_in<O: LinearOps>(
+    ops: &O,
+    b: &[f64],
+    x: &mut [f64],
+    tolerance: f64,
+    max_iterations: usize,
+    [r, p, w]: [&mut [f64]; 3],
+) -> PcgResult {
+    let n = b.len();
+    assert!(
+        r.len() == n && p.len() == n && w.len() == n,
+        "PCG work vectors must have the system's length {n}"
+    );
+    r.copy_from_slice(b);
+    ops.mask(r);
+    let b_norm = ops.dot(r, r).sqrt();
     if b_norm == 0.0 {
         x.iter_mut().for_each(|v| *v = 0.0);
         return PcgResult {
@@ -210,13 +233,14 @@ pub fn pcg<O: LinearOps>(
             relative_residual: 0.0,
         };
     }
-    let mut z = vec![0.0; n];
-    ops.precondition(&r, &mut z);
-    let mut p = z.clone();
-    let mut rz = ops.dot(&r, &z);
-    let mut ap = ax;
+    ops.apply(x, w);
+    ops.axpy(-1.0, w, r);
+    // w = z = M⁻¹ r; p = z.
+    ops.precondition(r, w);
+    p.copy_from_slice(w);
+    let mut rz = ops.dot(r, w);
     for it in 0..max_iterations {
-        let rn = ops.dot(&r, &r).sqrt();
+        let rn = ops.dot(r, r).sqrt();
         if rn <= tolerance * b_norm {
             return PcgResult {
                 status: PcgStatus::Converged,
@@ -224,12 +248,14 @@ pub fn pcg<O: LinearOps>(
                 relative_residual: rn / b_norm,
             };
         }
-        ops.apply(&p, &mut ap);
-        let pap = ops.dot(&p, &ap);
+        // w = A p (z is no longer needed: p holds it, rᵀz is kept).
+        ops.apply(p, w);
+        let pap = ops.dot(p, w);
         if pap <= 0.0 || !pap.is_finite() {
             if it == 0 {
-                // Fall back to the preconditioned steepest-descent direction.
-                x.copy_from_slice(&z);
+                // Fall back to the preconditioned steepest-descent
+                // direction (the first p is z).
+                x.copy_from_slice(p);
             }
             return PcgResult {
                 status: PcgStatus::NegativeCurvature,
@@ -238,15 +264,15 @@ pub fn pcg<O: LinearOps>(
             };
         }
         let alpha = rz / pap;
-        ops.axpy(alpha, &p, x);
-        ops.axpy(-alpha, &ap, &mut r);
-        ops.precondition(&r, &mut z);
-        let rz_new = ops.dot(&r, &z);
+        ops.axpy(alpha, p, x);
+        ops.axpy(-alpha, w, r);
+        ops.precondition(r, w);
+        let rz_new = ops.dot(r, w);
         let beta = rz_new / rz;
         rz = rz_new;
-        ops.xpby(&z, beta, &mut p);
+        ops.xpby(w, beta, p);
     }
-    let rn = ops.dot(&r, &r).sqrt();
+    let rn = ops.dot(r, r).sqrt();
     let status = if rn <= tolerance * b_norm {
         PcgStatus::Converged
     } else {

@@ -166,7 +166,10 @@ pub trait StepBackend {
 
     /// Solves `A dv = rhs` with the last assembled matrix by PCG to the
     /// relative tolerance `eta`, from `dv` (zero). Returns the PCG result
-    /// and whether `A` was found indefinite.
+    /// and whether `A` was found indefinite. `spare` are two vectors the
+    /// Newton loop does not need during the solve (its line-search
+    /// buffers): the backend may use them as PCG work vectors (contents
+    /// on return unspecified), so a solve need not allocate its own.
     ///
     /// # Errors
     /// A backend failure.
@@ -176,6 +179,7 @@ pub trait StepBackend {
         rhs: &Self::Vector,
         dv: &mut Self::Vector,
         eta: f64,
+        spare: [&mut Self::Vector; 2],
     ) -> Result<(PcgResult, bool), Self::Error>;
 
     /// Whether Newton takes the adaptive (Eisenstat–Walker) forcing term
@@ -188,12 +192,6 @@ pub trait StepBackend {
         let _ = host;
         false
     }
-
-    /// `out = -x`.
-    ///
-    /// # Errors
-    /// A backend failure.
-    fn negate(&mut self, x: &Self::Vector, out: &mut Self::Vector) -> Result<(), Self::Error>;
 
     /// `x = 0`.
     ///
