@@ -214,6 +214,19 @@ impl SparseCholesky {
         self.free == free
     }
 
+    /// Bytes held: the numeric factor, the gathered matrix values with
+    /// their gather map and pattern, the free mask and the solve vector
+    /// (not faer's symbolic structure, which it does not report).
+    pub fn bytes(&self) -> usize {
+        8 * (self.l_values.len()
+            + self.values.len()
+            + self.free.len()
+            + self.col_ptr.len()
+            + self.row_idx.len()
+            + self.source.len()
+            + self.solve_dofs.len())
+    }
+
     /// Number of non-zeros of the gathered lower triangle of `A`.
     pub fn matrix_nnz(&self) -> usize {
         self.row_idx.len()

@@ -95,10 +95,11 @@
 //! estimate's error).
 //!
 //! Memory per fine node:
-//! - the fine line factors: `5 (5w + 5)` f32 per node and family, with `w`
-//!   the line bandwidth in nodes (2 with bending elements), so 300 bytes per
-//!   family;
-//! - the prolongator: 12 bytes per entry, twice;
+//! - the fine line factors: `25 w + 15` f32 per node and family in
+//!   envelope storage, with `w` the line bandwidth in nodes (2 with bending
+//!   elements), so 260 bytes per family;
+//! - the prolongator: 8 bytes per entry (u32 column, f32 weight), twice
+//!   (rows and transpose), about 5 entries per fine node;
 //! - the coarse matrices: with 6 x 6 aggregates a level-1 node couples
 //!   with the 27 nodes of the 3 x 3 cells around it (about 14 stored
 //!   blocks per row in symmetric mode, 1.15 per fine node); the smoothed
@@ -110,7 +111,7 @@
 //! See `BENCHMARKS.md` for the totals and the measured PCG iterations.
 use crate::bsr::{B, Block, BlockSparse, LowerIndex, Scalar};
 use crate::cholesky::{NotPositiveDefinite, SparseCholesky};
-use crate::par::PARALLEL_MIN;
+use crate::par::{PARALLEL_MIN, Shared};
 use crate::pcg::Preconditioner;
 use rayon::prelude::*;
 use std::sync::Mutex;
@@ -120,14 +121,17 @@ use std::sync::Mutex;
 pub struct MultigridOptions {
     /// Coarsening stops once a level has at most this many nodes; that level
     /// is solved by sparse Cholesky. A larger value trades memory for time.
-    /// On the 10^6-node patch of `weft bench` (first system to 1e-8;
+    /// On the 10^6-node patch of `weft bench` (first system to 1e-8, and one
+    /// full step after 2 ms of draping; 2-core AMD EPYC, 2026-11-25,
     /// `BENCHMARKS.md`):
     ///
-    /// | `coarse_nodes` | factored level | PCG iterations | solve | peak per node |
-    /// |---:|---:|---:|---:|---:|
-    /// | 2,000 | 1,323 nodes | 87 | 132 s | 5.0 KB |
-    /// | 6,000 (default) | 5,292 nodes | 78 | 114 s | 5.3 KB |
-    /// | 25,000 | 21,168 nodes | 67 | 93 s | 6.5 KB |
+    /// | `coarse_nodes` | factored level | PCG iterations | first solve | step | step peak per node |
+    /// |---:|---:|---:|---:|---:|---:|
+    /// | 2,000 (default) | 1,323 nodes | 87 | 53.7 s | 81.3 s | 3,933 B |
+    /// | 6,000 | 5,292 nodes | 78 | 47.9 s | 78.2 s | 4,180 B |
+    ///
+    /// The default keeps the 10^6-node step under 4 KB per node: the
+    /// 5,292-node factor alone is about 240 MB.
     pub coarse_nodes: usize,
     /// At most this many levels including the fine one.
     pub max_levels: usize,
@@ -164,7 +168,7 @@ pub struct MultigridOptions {
 impl Default for MultigridOptions {
     fn default() -> Self {
         Self {
-            coarse_nodes: 6_000,
+            coarse_nodes: 2_000,
             max_levels: 12,
             line_threshold: 0.05,
             power_iterations: 12,
@@ -197,11 +201,15 @@ struct Lines {
     band: Vec<usize>,
     /// Start of each line's factor in `factor`.
     factor_start: Vec<usize>,
-    /// Row-major lower band storage: row `i` of a line holds columns
-    /// `i - band ..= i` at `i (band + 1) + (col + band - i)`. Factored in
-    /// f64 and stored rounded to f32 (half the memory; the rounded factor
-    /// `L̃` still defines the SPD smoother `(L̃ L̃ᵀ)⁻¹`, which is all the
-    /// cycle needs).
+    /// Row-major lower envelope storage (see [`row_start_col`]): row `i`
+    /// of a line holds columns `row_start_col(i, band) ..= i`, rows one
+    /// after the other, the diagonal entry last. The band of a line is
+    /// whole 5x5 blocks (`band = 5 w + 4` for nodes `w` apart), so the
+    /// first rows of each block row reach fewer columns than `band`:
+    /// 65 instead of 75 values per node on the fine level (`w = 2`).
+    /// Factored in f64 and stored rounded to f32 (half the memory; the
+    /// rounded factor `L̃` still defines the SPD smoother `(L̃ L̃ᵀ)⁻¹`,
+    /// which is all the cycle needs).
     factor: Vec<f32>,
     /// Damping factor of the sweep.
     omega: f64,
@@ -319,7 +327,7 @@ impl Lines {
         factor_start.push(0);
         for l in 0..lines {
             let m = B * (start[l + 1] - start[l]);
-            factor_start.push(factor_start[l] + m * (band[l] + 1));
+            factor_start.push(factor_start[l] + envelope_len(m, band[l]));
         }
         let factor = vec![0.0f32; factor_start[lines]];
         Self {
@@ -364,7 +372,8 @@ impl Lines {
             let l = *l;
             let bw = band[l];
             let w1 = bw + 1;
-            let mut f = vec![0.0f64; out.len()];
+            // The factorisation runs in full band storage (one line's worth).
+            let mut f = vec![0.0f64; B * (start[l + 1] - start[l]) * w1];
             let s0 = start[l];
             for t in s0..start[l + 1] {
                 let i = nodes[t] as usize;
@@ -408,69 +417,66 @@ impl Lines {
         }
     }
 
-    /// `x += ω W⁻¹ r` on the free DOFs (`W` the line-block diagonal); `y` is
-    /// a work vector of length `5 n`.
-    fn smooth(&self, r: &[f64], x: &mut [f64], free: &[f64], y: &mut [f64]) {
-        // Gather r into line order, solve each line in place, scatter back.
-        let mut chunks: Vec<(usize, &mut [f64])> = Vec::with_capacity(self.count());
-        let mut rest: &mut [f64] = y;
-        for l in 0..self.count() {
-            let (head, tail) = rest.split_at_mut(B * (self.start[l + 1] - self.start[l]));
-            chunks.push((l, head));
-            rest = tail;
-        }
-        let gather = |l: usize, yl: &mut [f64]| {
-            let s0 = self.start[l];
-            for (p, yb) in yl.chunks_mut(B).enumerate() {
-                let i = self.nodes[s0 + p] as usize;
-                for c in 0..B {
-                    yb[c] = r[B * i + c] * free[B * i + c];
-                }
-            }
-        };
+    /// `x += ω W⁻¹ r` on the free DOFs (`W` the line-block diagonal).
+    ///
+    /// Lines go four by four: each group gathers its lines' part of `r` into
+    /// a small per-thread buffer (line order), solves them (a group of the
+    /// same length and band, most lines of a woven patch, in lockstep,
+    /// others one by one) and adds the result into `x`. No vector of the
+    /// level's size is needed; groups write disjoint nodes of `x`, since
+    /// every node lies on exactly one line.
+    fn smooth(&self, r: &[f64], x: &mut [f64], free: &[f64]) {
+        let lines = self.count();
+        let groups = lines.div_ceil(4);
+        let omega = self.omega;
+        assert_eq!(x.len(), B * self.slot.len(), "x has one block per node");
+        let xs = Shared(x.as_mut_ptr());
         let factor = |l: usize| &self.factor[self.factor_start[l]..self.factor_start[l + 1]];
-        // Lines four by four: a group of the same length and band (most
-        // lines of a woven patch) is solved in lockstep, others one by one.
-        let work = |group: &mut [(usize, &mut [f64])]| {
-            for (l, yl) in group.iter_mut() {
-                gather(*l, yl);
-            }
-            match group {
-                [(a, ya), (b, yb), (c, yc), (d, yd)]
-                    if ya.len() == yb.len()
-                        && ya.len() == yc.len()
-                        && ya.len() == yd.len()
-                        && [self.band[*b], self.band[*c], self.band[*d]] == [self.band[*a]; 3] =>
-                {
-                    band_solve_many(
-                        [factor(*a), factor(*b), factor(*c), factor(*d)],
-                        self.band[*a],
-                        [ya, yb, yc, yd],
-                    );
+        let work = |buf: &mut Vec<f64>, g: usize| {
+            let (l0, l1) = (4 * g, (4 * g + 4).min(lines));
+            let (s0, s1) = (self.start[l0], self.start[l1]);
+            buf.clear();
+            buf.extend(self.nodes[s0..s1].iter().flat_map(|&i| {
+                let i = i as usize;
+                (0..B).map(move |c| r[B * i + c] * free[B * i + c])
+            }));
+            let len = |l: usize| B * (self.start[l + 1] - self.start[l]);
+            let band = &self.band[l0..l1];
+            if l1 - l0 == 4 && (1..4).all(|k| len(l0 + k) == len(l0) && band[k] == band[0]) {
+                let mut parts = buf.chunks_exact_mut(len(l0));
+                let mut next = || parts.next().expect("four equal lines");
+                band_solve_many(
+                    [factor(l0), factor(l0 + 1), factor(l0 + 2), factor(l0 + 3)],
+                    band[0],
+                    [next(), next(), next(), next()],
+                );
+            } else {
+                let mut rest = &mut buf[..];
+                for l in l0..l1 {
+                    let (head, tail) = rest.split_at_mut(len(l));
+                    band_solve(factor(l), self.band[l], head);
+                    rest = tail;
                 }
-                _ => {
-                    for (l, yl) in group.iter_mut() {
-                        band_solve(factor(*l), self.band[*l], yl);
-                    }
+            }
+            for (t, yb) in (s0..s1).zip(buf.chunks_exact(B)) {
+                let i = self.nodes[t] as usize;
+                for c in 0..B {
+                    let d = B * i + c;
+                    // SAFETY: `d < x.len()` (asserted above: every node is
+                    // below `slot.len()`), and node `i` lies on one line
+                    // only, so no other group reads or writes `x[d]`.
+                    unsafe { *xs.ptr().add(d) += omega * yb[c] * free[d] };
                 }
             }
         };
         if self.nodes.len() < PARALLEL_MIN / B {
-            chunks.chunks_mut(4).for_each(work);
+            let mut buf = Vec::new();
+            (0..groups).for_each(|g| work(&mut buf, g));
         } else {
-            chunks.par_chunks_mut(4).with_min_len(2).for_each(work);
-        }
-        let omega = self.omega;
-        let scatter = |(i, xi): (usize, &mut [f64])| {
-            let t = self.slot[i] as usize;
-            for c in 0..B {
-                xi[c] += omega * y[B * t + c] * free[B * i + c];
-            }
-        };
-        if x.len() < PARALLEL_MIN {
-            x.chunks_mut(B).enumerate().for_each(scatter);
-        } else {
-            x.par_chunks_mut(B).enumerate().for_each(scatter);
+            (0..groups)
+                .into_par_iter()
+                .with_min_len(2)
+                .for_each_init(Vec::new, work);
         }
     }
 
@@ -512,17 +518,39 @@ fn band_cholesky(f: &mut [f64], bw: usize) {
     }
 }
 
-/// Rounds the f64 factor of [`band_cholesky`] to the f32 storage that
-/// [`band_solve`] reads: off-diagonal entries as they are, each diagonal
-/// entry replaced by its reciprocal (the solves multiply instead of divide).
+/// First column of row `i`'s envelope in a band matrix of whole 5x5 blocks
+/// with half-bandwidth `bw = 5 w + 4` (block rows couple up to `w` block
+/// rows away): the first column of block row `i / 5 - w`. Cholesky fill
+/// stays inside this envelope.
+fn row_start_col(i: usize, bw: usize) -> usize {
+    debug_assert_eq!((bw + 1) % B, 0, "band of whole blocks");
+    B * (i / B).saturating_sub((bw + 1) / B - 1)
+}
+
+/// Values in the envelope storage of `m` rows with half-bandwidth `bw`.
+fn envelope_len(m: usize, bw: usize) -> usize {
+    (0..m).map(|i| i + 1 - row_start_col(i, bw)).sum()
+}
+
+/// Rounds the f64 factor of [`band_cholesky`] (full band storage) to the f32
+/// envelope storage that [`band_solve`] reads (see [`Lines`]): off-diagonal
+/// entries as they are, each diagonal entry replaced by its reciprocal (the
+/// solves multiply instead of divide). Entries left of the envelope are zero
+/// in the factor and are not stored.
 fn store_factor(f: &[f64], bw: usize, out: &mut [f32]) {
     let w1 = bw + 1;
-    for (row_out, row) in out.chunks_exact_mut(w1).zip(f.chunks_exact(w1)) {
-        for (o, v) in row_out[..bw].iter_mut().zip(&row[..bw]) {
+    let mut off = 0;
+    for (i, row) in f.chunks_exact(w1).enumerate() {
+        let lo = row_start_col(i, bw);
+        let len = i + 1 - lo;
+        let row_out = &mut out[off..off + len];
+        for (o, v) in row_out[..len - 1].iter_mut().zip(&row[lo + bw - i..bw]) {
             *o = *v as f32;
         }
-        row_out[bw] = (1.0 / row[bw]) as f32;
+        row_out[len - 1] = (1.0 / row[bw]) as f32;
+        off += len;
     }
+    debug_assert_eq!(off, out.len());
 }
 
 /// Solves `L Lᵀ x = b` in place with the factor of [`band_cholesky`] as
@@ -541,14 +569,15 @@ fn band_solve(f: &[f32], bw: usize, x: &mut [f64]) {
 /// depends on the value just computed, so the others overlap with it
 /// instead of forming one chain of `bw` dependent multiply-adds per row.
 fn band_solve_many<const K: usize>(f: [&[f32]; K], bw: usize, x: [&mut [f64]; K]) {
-    let w1 = bw + 1;
     let m = x[0].len();
     debug_assert!(x.iter().all(|x| x.len() == m));
+    let mut off = 0;
     for i in 0..m {
-        let lo = i.saturating_sub(bw);
+        let lo = row_start_col(i, bw);
+        let len = i + 1 - lo;
         for k in 0..K {
-            let row = &f[k][i * w1..i * w1 + w1];
-            let coef = &row[lo + bw - i..bw];
+            let row = &f[k][off..off + len];
+            let coef = &row[..len - 1];
             let xs = &x[k][lo..i];
             let mut acc = [0.0f64; 4];
             let (cc, cr) = (coef.chunks_exact(4), coef.chunks_exact(4).remainder());
@@ -561,16 +590,19 @@ fn band_solve_many<const K: usize>(f: [&[f32]; K], bw: usize, x: [&mut [f64]; K]
             for (c, xv) in cr.iter().zip(xr) {
                 acc[0] += f64::from(*c) * xv;
             }
-            x[k][i] = (x[k][i] - ((acc[0] + acc[1]) + (acc[2] + acc[3]))) * f64::from(row[bw]);
+            x[k][i] = (x[k][i] - ((acc[0] + acc[1]) + (acc[2] + acc[3]))) * f64::from(row[len - 1]);
         }
+        off += len;
     }
     for i in (0..m).rev() {
-        let lo = i.saturating_sub(bw);
+        let lo = row_start_col(i, bw);
+        let len = i + 1 - lo;
+        off -= len;
         for k in 0..K {
-            let row = &f[k][i * w1..i * w1 + w1];
-            let xi = x[k][i] * f64::from(row[bw]);
+            let row = &f[k][off..off + len];
+            let xi = x[k][i] * f64::from(row[len - 1]);
             x[k][i] = xi;
-            for (xk, c) in x[k][lo..i].iter_mut().zip(&row[lo + bw - i..bw]) {
+            for (xk, c) in x[k][lo..i].iter_mut().zip(&row[..len - 1]) {
                 *xk -= f64::from(*c) * xi;
             }
         }
@@ -586,14 +618,17 @@ struct Level {
     lines: [Lines; 2],
     /// Prolongator rows: fine node `i` takes `p_w[k]` times coarse node
     /// `p_col[k]` for `k` in `p_ptr[i]..p_ptr[i + 1]` (each weight times the
-    /// 5x5 identity, masked by both levels' free masks).
+    /// 5x5 identity, masked by both levels' free masks). The weights are
+    /// rounded to f32 once (the prolongator is any full-rank map; `P` and
+    /// `Pᵀ` use the same rounded weights, so the cycle stays symmetric) and
+    /// every product with them is in f64.
     p_ptr: Vec<usize>,
     p_col: Vec<u32>,
-    p_w: Vec<f64>,
+    p_w: Vec<f32>,
     /// The same entries by coarse node (the restriction `Pᵀ`).
     t_ptr: Vec<usize>,
     t_row: Vec<u32>,
-    t_w: Vec<f64>,
+    t_w: Vec<f32>,
     /// Free mask of the next level.
     coarse_free: Vec<f64>,
 }
@@ -604,16 +639,20 @@ struct Level {
 #[derive(Debug)]
 pub struct Hierarchy {
     options: MultigridOptions,
-    /// The free mask of the fine level this was built for.
+    /// The free mask of the fine level this was built for, when the fine
+    /// level is the coarsest (no levels); otherwise empty, the mask being
+    /// `levels[0].free` (one copy instead of two: 40 bytes per node).
     fine_free: Vec<f64>,
     levels: Vec<Level>,
     /// Matrices of levels 1.. (level 0 is the caller's matrix).
     matrices: Vec<BlockSparse<f32>>,
-    /// The transposed index of each level's matrix, fine first (the
-    /// smoothers and the Galerkin products read whole block rows): `None`
-    /// for a general-mode fine matrix. The coarse matrices are
-    /// symmetric-mode (only blocks on and above the diagonal are stored,
-    /// computed and streamed), so theirs are always present.
+    /// The transposed index of each level's matrix (the line factors and
+    /// the Galerkin products read whole block rows). The coarse matrices
+    /// are symmetric-mode (only blocks on and above the diagonal are
+    /// stored, computed and streamed), so theirs are present. Entry 0, the
+    /// fine matrix's, is always `None`: [`Hierarchy::update`] builds it for
+    /// its own use and drops it (the cycle never needs it; 56 bytes per
+    /// node that the PCG iterations need not hold).
     lowers: Vec<Option<LowerIndex>>,
     coarse: SparseCholesky,
     /// Work vectors of the cycle, one set per level above the coarsest,
@@ -622,12 +661,11 @@ pub struct Hierarchy {
     scratch: Vec<Mutex<CycleScratch>>,
 }
 
-/// Work vectors of one level of the cycle: `r`, `y` (length `5 n` of the
-/// level) and `bc`, `xc`, `rc`, `dc` (length `5 n` of the next level).
+/// Work vectors of one level of the cycle: `r` (length `5 n` of the level)
+/// and `bc`, `xc`, `rc`, `dc` (length `5 n` of the next level).
 #[derive(Debug, Default)]
 struct CycleScratch {
     r: Vec<f64>,
-    y: Vec<f64>,
     bc: Vec<f64>,
     xc: Vec<f64>,
     rc: Vec<f64>,
@@ -977,7 +1015,7 @@ fn drop_dependent_columns(
     groups: &[[u32; 3]],
     t_ptr: &[usize],
     t_row: &[u32],
-    t_w: &[f64],
+    t_w: &[f32],
     free: &[f64],
     coarse_free: &mut [f64],
 ) {
@@ -1001,7 +1039,7 @@ fn drop_dependent_columns(
                 for t in t_ptr[c]..t_ptr[c + 1] {
                     let i = t_row[t] as usize;
                     let pos = rows.binary_search(&t_row[t]).expect("row of the cell");
-                    v[pos] = t_w[t] * free[B * i + comp];
+                    v[pos] = f64::from(t_w[t]) * free[B * i + comp];
                 }
                 let n0: f64 = v.iter().map(|x| x * x).sum();
                 for e in &basis {
@@ -1129,12 +1167,12 @@ impl Hierarchy {
             });
             let mut p_ptr = Vec::with_capacity(n + 1);
             let mut p_col: Vec<u32> = Vec::with_capacity(n);
-            let mut p_w: Vec<f64> = Vec::with_capacity(n);
+            let mut p_w: Vec<f32> = Vec::with_capacity(n);
             p_ptr.push(0);
             for row in &rows {
                 for &(g, w) in row {
                     p_col.push(g);
-                    p_w.push(w);
+                    p_w.push(w as f32);
                 }
                 p_ptr.push(p_col.len());
             }
@@ -1148,7 +1186,7 @@ impl Hierarchy {
             }
             let mut fill = t_ptr.clone();
             let mut t_row = vec![0u32; p_col.len()];
-            let mut t_w = vec![0.0; p_col.len()];
+            let mut t_w = vec![0.0f32; p_col.len()];
             for i in 0..n {
                 for k in p_ptr[i]..p_ptr[i + 1] {
                     let g = p_col[k] as usize;
@@ -1217,7 +1255,6 @@ impl Hierarchy {
                 let (len, clen) = (lv.free.len(), lv.coarse_free.len());
                 Mutex::new(CycleScratch {
                     r: vec![0.0; len],
-                    y: vec![0.0; len],
                     bc: vec![0.0; clen],
                     xc: vec![0.0; clen],
                     rc: vec![0.0; clen],
@@ -1225,9 +1262,14 @@ impl Hierarchy {
                 })
             })
             .collect();
+        lowers[0] = None;
         let mut h = Self {
             options,
-            fine_free: free.to_vec(),
+            fine_free: if levels.is_empty() {
+                free.to_vec()
+            } else {
+                Vec::new()
+            },
             levels,
             matrices,
             lowers,
@@ -1241,7 +1283,12 @@ impl Hierarchy {
 
     /// Whether this hierarchy was built for the free mask `free`.
     pub fn matches(&self, free: &[f64]) -> bool {
-        self.fine_free == free
+        self.fine_free() == free
+    }
+
+    /// The free mask of the fine level (length `5 n`).
+    fn fine_free(&self) -> &[f64] {
+        self.levels.first().map_or(&self.fine_free, |l| &l.free)
     }
 
     /// Number of levels including the fine one and the coarsest.
@@ -1256,22 +1303,17 @@ impl Hierarchy {
             .collect()
     }
 
-    /// Bytes held by the hierarchy (coarse matrices, line factors, maps,
-    /// the cycle's work vectors, the fine matrix's transposed index;
-    /// not the fine matrix and not the coarsest Cholesky factor, which faer
-    /// does not report).
+    /// Bytes held by the hierarchy: coarse matrices and their transposed
+    /// indices, line factors, maps, the cycle's work vectors and the
+    /// coarsest level's Cholesky factor ([`SparseCholesky::bytes`]); not
+    /// the fine matrix.
     pub fn bytes(&self) -> usize {
         let lv: usize = self
             .levels
             .iter()
             .map(|l| {
-                8 * (l.free.len()
-                    + l.coarse_free.len()
-                    + l.p_ptr.len()
-                    + l.p_w.len()
-                    + l.t_ptr.len()
-                    + l.t_w.len())
-                    + 4 * (l.p_col.len() + l.t_row.len())
+                8 * (l.free.len() + l.coarse_free.len() + l.p_ptr.len() + l.t_ptr.len())
+                    + 4 * (l.p_col.len() + l.p_w.len() + l.t_row.len() + l.t_w.len())
                     + l.lines[0].bytes()
                     + l.lines[1].bytes()
             })
@@ -1281,10 +1323,11 @@ impl Hierarchy {
             .iter()
             .map(|m| {
                 let s = m.lock().unwrap_or_else(|e| e.into_inner());
-                8 * (s.r.len() + s.y.len() + s.bc.len() + s.xc.len() + s.rc.len() + s.dc.len())
+                8 * (s.r.len() + s.bc.len() + s.xc.len() + s.rc.len() + s.dc.len())
             })
             .sum();
         lv + scratch
+            + self.coarse.bytes()
             + self
                 .matrices
                 .iter()
@@ -1305,21 +1348,35 @@ impl Hierarchy {
     /// # Errors
     /// [`NotPositiveDefinite`] when the coarsest matrix cannot be factored.
     pub fn update(&mut self, a: &BlockSparse) -> Result<(), NotPositiveDefinite> {
+        let fine_lower = match self.levels.is_empty() {
+            true => None,
+            false => a.symmetric.then(|| a.lower_index()),
+        };
         for l in 0..self.levels.len() {
             let (done, rest) = self.matrices.split_at_mut(l);
             let fine = level_matrix(a, done, l);
-            let lower = self.lowers[l].as_ref();
+            let lower = if l == 0 {
+                fine_lower.as_ref()
+            } else {
+                self.lowers[l].as_ref()
+            };
             let coarse = &mut rest[0];
             galerkin(&self.levels[l], fine, lower, coarse);
         }
         for l in 0..self.levels.len() {
             let m = level_matrix(a, &self.matrices, l);
-            let lower = self.lowers[l].as_ref();
+            let lower = if l == 0 {
+                fine_lower.as_ref()
+            } else {
+                self.lowers[l].as_ref()
+            };
             let level = &mut self.levels[l];
             let [warp, weft] = &mut level.lines;
             warp.factor(m, lower, &level.free);
             weft.factor(m, lower, &level.free);
         }
+        // Freed before the coarsest factorisation and its workspace.
+        drop(fine_lower);
         match self.matrices.last() {
             Some(m) => self.coarse.factor(m),
             None => self.coarse.factor(a),
@@ -1334,14 +1391,16 @@ impl Hierarchy {
             let m = level_matrix(a, &self.matrices, l);
             let level = &mut self.levels[l];
             let len = B * m.n();
+            // The cycle's level-l work vectors serve as `A x` and the
+            // sweep's work vector (two fewer vectors of the level's size).
+            let mut guard = self.scratch[l].lock().unwrap_or_else(|e| e.into_inner());
+            let CycleScratch { r: ax, .. } = &mut *guard;
             for fam in 0..2 {
                 let lines = &mut level.lines[fam];
                 lines.omega = 1.0;
                 let mut x: Vec<f64> = (0..len)
                     .map(|d| (1.0 + ((d * 7919) % 97) as f64 / 97.0) * level.free[d])
                     .collect();
-                let mut ax = vec![0.0; len];
-                let mut y = vec![0.0; len];
                 let mut z = vec![0.0; len];
                 let mut lambda: f64 = 1.0;
                 for _ in 0..its {
@@ -1350,9 +1409,9 @@ impl Hierarchy {
                         break;
                     }
                     x.iter_mut().for_each(|v| *v /= norm);
-                    m.spmv(&x, &mut ax);
+                    m.spmv(&x, ax);
                     z.fill(0.0);
-                    lines.smooth(&ax, &mut z, &level.free, &mut y);
+                    lines.smooth(ax, &mut z, &level.free);
                     // Rayleigh quotient in the W-inner product: xᵀAx / xᵀWx
                     // is bounded by the power iterate's growth.
                     lambda = dot(&z, &z).sqrt();
@@ -1459,7 +1518,7 @@ fn galerkin(
         acc.resize(out.len(), [[0.0; B]; B]);
         for t in level.t_ptr[c]..level.t_ptr[c + 1] {
             let i = level.t_row[t] as usize;
-            let wi = level.t_w[t];
+            let wi = f64::from(level.t_w[t]);
             fine.for_each_in_row(fine_lower, i, |j, blk, transposed| {
                 let mut m = [[0.0; B]; B];
                 for r in 0..B {
@@ -1474,7 +1533,7 @@ fn galerkin(
                     if symmetric && d < c {
                         continue;
                     }
-                    let wj = level.p_w[p];
+                    let wj = f64::from(level.p_w[p]);
                     let pos = ccols
                         .binary_search(&(d as u32))
                         .expect("coarse pattern holds every Galerkin block");
@@ -1541,19 +1600,12 @@ impl Multigrid<'_> {
         let level = &h.levels[l];
         let free = &level.free;
         let mut guard = h.scratch[l].lock().unwrap_or_else(|e| e.into_inner());
-        let CycleScratch {
-            r,
-            y,
-            bc,
-            xc,
-            rc,
-            dc,
-        } = &mut *guard;
+        let CycleScratch { r, bc, xc, rc, dc } = &mut *guard;
         x.iter_mut().for_each(|v| *v = 0.0);
         let [warp, weft] = &level.lines;
-        warp.smooth(b, x, free, y);
+        warp.smooth(b, x, free);
         residual(a, free, b, x, r);
-        weft.smooth(r, x, free, y);
+        weft.smooth(r, x, free);
         residual(a, free, b, x, r);
         // Coarse correction.
         let cfree = &level.coarse_free;
@@ -1561,7 +1613,7 @@ impl Multigrid<'_> {
             bcc.iter_mut().for_each(|v| *v = 0.0);
             for t in level.t_ptr[c]..level.t_ptr[c + 1] {
                 let i = level.t_row[t] as usize;
-                let w = level.t_w[t];
+                let w = f64::from(level.t_w[t]);
                 for k in 0..B {
                     bcc[k] += w * r[B * i + k] * free[B * i + k];
                 }
@@ -1589,7 +1641,7 @@ impl Multigrid<'_> {
         let prolong = |(i, xi): (usize, &mut [f64])| {
             for p in level.p_ptr[i]..level.p_ptr[i + 1] {
                 let g = level.p_col[p] as usize;
-                let w = level.p_w[p];
+                let w = f64::from(level.p_w[p]);
                 for k in 0..B {
                     xi[k] += w * xc[B * g + k] * cfree[B * g + k] * free[B * i + k];
                 }
@@ -1601,9 +1653,9 @@ impl Multigrid<'_> {
             x.par_chunks_mut(B).enumerate().for_each(prolong);
         }
         residual(a, free, b, x, r);
-        weft.smooth(r, x, free, y);
+        weft.smooth(r, x, free);
         residual(a, free, b, x, r);
-        warp.smooth(r, x, free, y);
+        warp.smooth(r, x, free);
     }
 }
 
@@ -1614,7 +1666,7 @@ impl Preconditioner for Multigrid<'_> {
     /// by the free mask) and those of `z` are zero.
     fn apply(&self, r: &[f64], z: &mut [f64]) {
         self.cycle(0, r, z);
-        let free = &self.hierarchy.fine_free;
+        let free = self.hierarchy.fine_free();
         z.iter_mut().zip(free).for_each(|(z, f)| *z *= f);
     }
 }
@@ -1661,21 +1713,27 @@ mod tests {
         )
     }
 
-    /// The banded Cholesky, its f32 storage with reciprocal pivots and the
-    /// four-accumulator solve together invert an SPD band matrix (40 rows,
-    /// half-bandwidth 14 as on the fine level, plus a short line of 3 rows):
-    /// `A x = b` holds to 1e-5 relative, the f32 rounding of the factor.
-    /// Four lines solved in lockstep ([`band_solve_many`]) equal four
-    /// single solves bit for bit.
+    /// The banded Cholesky, its f32 envelope storage with reciprocal pivots
+    /// and the four-accumulator solve together invert an SPD band matrix of
+    /// 5x5 blocks (40 rows, block rows coupled two apart as on the fine
+    /// level, half-bandwidth 14; a short line of 3 rows; a block-diagonal
+    /// one): `A x = b` holds to 1e-5 relative, the f32 rounding of the
+    /// factor. The envelope holds 65 values per block row instead of the
+    /// band's 75. Four lines solved in lockstep ([`band_solve_many`]) equal
+    /// four single solves bit for bit.
     #[test]
     fn band_solve_inverts_the_band_matrix_one_line_or_four() {
+        assert_eq!(envelope_len(40, 14), 15 + 40 + 6 * 65);
+        assert_eq!(envelope_len(25, 4), 5 * 15);
         for (m, bw) in [(40usize, 14usize), (3, 14), (25, 4)] {
             let w1 = bw + 1;
-            // A symmetric, diagonally dominant band matrix (off-diagonal
-            // row sums below 0.5 · 2 · H(14) ≈ 3.3 < 4).
+            let w = (bw + 1) / B - 1;
+            // A symmetric, diagonally dominant matrix of 5x5 blocks, block
+            // rows coupled up to w apart (off-diagonal row sums below
+            // 0.5 · 2 · H(14) ≈ 3.3 < 4).
             let a = |i: usize, j: usize| -> f64 {
                 let d = i.abs_diff(j);
-                if d > bw {
+                if (i / B).abs_diff(j / B) > w {
                     0.0
                 } else if d == 0 {
                     4.0 + (i % 3) as f64
@@ -1691,7 +1749,7 @@ mod tests {
                 }
             }
             band_cholesky(&mut f, bw);
-            let mut stored = vec![0.0f32; f.len()];
+            let mut stored = vec![0.0f32; envelope_len(m, bw)];
             store_factor(&f, bw, &mut stored);
             let b: Vec<f64> = (0..m).map(|i| 1.0 + (i * 7 % 11) as f64).collect();
             let mut x = b.clone();
