@@ -1168,3 +1168,55 @@ unsafe fn scatter_mat<const N: usize, const K: usize>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The compact scatter map of [`element_blocks`] adds into each stored
+    /// (upper-triangle) block exactly what a dense `5n x 5n` matrix gets
+    /// from all `K²` local blocks of a symmetric element matrix: for local
+    /// node orders increasing, decreasing and mixed, for a segment, and for
+    /// a degenerate element with a repeated node (both orientations of that
+    /// pair land on one diagonal block).
+    #[test]
+    fn scatter_map_adds_each_stored_block_once() {
+        let n = 5;
+        fn check<const N: usize, const K: usize, const P: usize>(n: usize, nodes: [usize; K]) {
+            let pairs = (0..K).flat_map(|a| (0..K).map(move |b| (nodes[a], nodes[b])));
+            let mut m = BlockSparse::from_pairs(n, pairs);
+            // A symmetric local matrix with distinct entries.
+            let local = SMatrix::<f64, N, N>::from_fn(|i, j| {
+                let (a, b) = (i.min(j), i.max(j));
+                1.0 + (a * N + b) as f64
+            });
+            let map: [(usize, usize); N] = std::array::from_fn(|i| (i / B, i % B));
+            let blocks: [u32; P] = element_blocks(&m, &nodes);
+            // SAFETY: the indices come from `m`'s pattern; one thread.
+            unsafe { scatter_mat::<N, K>(m.values.as_mut_ptr(), &blocks, &map, &local) };
+            let mut dense = vec![[0.0; B]; B * n * n];
+            for i in 0..N {
+                for j in 0..N {
+                    let (gi, gj) = (nodes[i / B], nodes[j / B]);
+                    dense[(gi * n + gj) * B + i % B][j % B] += local[(i, j)];
+                }
+            }
+            for gi in 0..n {
+                for gj in gi..n {
+                    let want: Vec<[f64; B]> =
+                        (0..B).map(|r| dense[(gi * n + gj) * B + r]).collect();
+                    let got: Vec<[f64; B]> = match m.index(gi, gj) {
+                        Some(k) => m.values[k].to_vec(),
+                        None => vec![[0.0; B]; B],
+                    };
+                    assert_eq!(got, want, "nodes {nodes:?}: block ({gi}, {gj})");
+                }
+            }
+        }
+        check::<15, 3, 6>(n, [1, 3, 4]);
+        check::<15, 3, 6>(n, [4, 3, 1]);
+        check::<15, 3, 6>(n, [3, 0, 4]);
+        check::<15, 3, 6>(n, [3, 1, 1]);
+        check::<10, 2, 3>(n, [2, 0]);
+    }
+}
