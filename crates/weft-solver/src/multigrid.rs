@@ -186,6 +186,14 @@ impl Default for MultigridOptions {
 /// arc-length coordinate `u` and the weft one `v`.
 const FAMILY_COMPONENT: [usize; 2] = [3, 4];
 
+thread_local! {
+    /// Each thread's gather buffer of [`Lines::smooth`]: four lines of a
+    /// level (160 KB on the fine level of a 1000 x 1000 patch), reused by
+    /// every sweep instead of allocated per rayon job (above glibc's mmap
+    /// threshold that would be an mmap and its page faults each time).
+    static SWEEP_BUFFER: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// One family of disjoint node lines with their banded Cholesky factors.
 #[derive(Clone, Debug)]
 struct Lines {
@@ -420,7 +428,8 @@ impl Lines {
     /// `x += ω W⁻¹ r` on the free DOFs (`W` the line-block diagonal).
     ///
     /// Lines go four by four: each group gathers its lines' part of `r` into
-    /// a small per-thread buffer (line order), solves them (a group of the
+    /// a per-thread buffer (line order; kept across sweeps in
+    /// [`SWEEP_BUFFER`]), solves them (a group of the
     /// same length and band, most lines of a woven patch, in lockstep,
     /// others one by one) and adds the result into `x`. No vector of the
     /// level's size is needed; groups write disjoint nodes of `x`, since
@@ -469,14 +478,14 @@ impl Lines {
                 }
             }
         };
+        let with_buffer = |g: usize| SWEEP_BUFFER.with_borrow_mut(|buf| work(buf, g));
         if self.nodes.len() < PARALLEL_MIN / B {
-            let mut buf = Vec::new();
-            (0..groups).for_each(|g| work(&mut buf, g));
+            (0..groups).for_each(with_buffer);
         } else {
             (0..groups)
                 .into_par_iter()
                 .with_min_len(2)
-                .for_each_init(Vec::new, work);
+                .for_each(with_buffer);
         }
     }
 
@@ -1262,7 +1271,8 @@ impl Hierarchy {
                 })
             })
             .collect();
-        lowers[0] = None;
+        // The fine index goes to the first update, which drops it.
+        let fine_lower = lowers[0].take();
         let mut h = Self {
             options,
             fine_free: if levels.is_empty() {
@@ -1276,7 +1286,7 @@ impl Hierarchy {
             coarse,
             scratch,
         };
-        h.update(a)?;
+        h.update_with(a, fine_lower)?;
         h.estimate_damping(a);
         Ok(h)
     }
@@ -1352,24 +1362,31 @@ impl Hierarchy {
             true => None,
             false => a.symmetric.then(|| a.lower_index()),
         };
+        self.update_with(a, fine_lower)
+    }
+
+    /// [`Hierarchy::update`] with the fine matrix's transposed index
+    /// `fine_lower` already built (`None` for a general-mode matrix or a
+    /// hierarchy without levels); it is dropped before the coarsest
+    /// factorisation.
+    fn update_with(
+        &mut self,
+        a: &BlockSparse,
+        fine_lower: Option<LowerIndex>,
+    ) -> Result<(), NotPositiveDefinite> {
+        let lowers = &self.lowers;
+        let lower = |l: usize| match l {
+            0 => fine_lower.as_ref(),
+            _ => lowers[l].as_ref(),
+        };
         for l in 0..self.levels.len() {
             let (done, rest) = self.matrices.split_at_mut(l);
             let fine = level_matrix(a, done, l);
-            let lower = if l == 0 {
-                fine_lower.as_ref()
-            } else {
-                self.lowers[l].as_ref()
-            };
-            let coarse = &mut rest[0];
-            galerkin(&self.levels[l], fine, lower, coarse);
+            galerkin(&self.levels[l], fine, lower(l), &mut rest[0]);
         }
         for l in 0..self.levels.len() {
             let m = level_matrix(a, &self.matrices, l);
-            let lower = if l == 0 {
-                fine_lower.as_ref()
-            } else {
-                self.lowers[l].as_ref()
-            };
+            let lower = lower(l);
             let level = &mut self.levels[l];
             let [warp, weft] = &mut level.lines;
             warp.factor(m, lower, &level.free);
@@ -1391,8 +1408,8 @@ impl Hierarchy {
             let m = level_matrix(a, &self.matrices, l);
             let level = &mut self.levels[l];
             let len = B * m.n();
-            // The cycle's level-l work vectors serve as `A x` and the
-            // sweep's work vector (two fewer vectors of the level's size).
+            // The cycle's level-l residual vector serves as `A x` (one
+            // vector of the level's size fewer).
             let mut guard = self.scratch[l].lock().unwrap_or_else(|e| e.into_inner());
             let CycleScratch { r: ax, .. } = &mut *guard;
             for fam in 0..2 {
