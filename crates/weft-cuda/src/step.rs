@@ -47,7 +47,7 @@ use thiserror::Error;
 use weft_solver::bsr::Block;
 use weft_solver::integrator::arc_length_message;
 use weft_solver::par::{inf_norm, norm2, update, worst_node};
-use weft_solver::pcg::{PcgResult, PcgStatus};
+use weft_solver::pcg::{PcgResult, PcgStatus, PcgTolerance};
 use weft_solver::step::handle_dofs;
 use weft_solver::{
     Energies, LinearSolver, Rejection, Simulation, SolverError, StepBackend, StepHost, StepStats,
@@ -284,9 +284,10 @@ impl StepBackend for CudaStep<'_> {
         host: &mut StepHost<'_>,
         rhs: &CudaSlice<f64>,
         dv: &mut CudaSlice<f64>,
-        eta: f64,
+        tolerance: PcgTolerance,
         _spare: [&mut CudaSlice<f64>; 2],
     ) -> Result<(PcgResult, bool), CudaError> {
+        let eta = tolerance.relative;
         let res = self
             .sys
             .solve_into(rhs, dv, eta, host.settings.cg_max_iterations)?;
@@ -620,11 +621,12 @@ impl StepBackend for EmulatedStep {
         host: &mut StepHost<'_>,
         rhs: &Vec<f64>,
         dv: &mut Vec<f64>,
-        eta: f64,
+        tolerance: PcgTolerance,
         _spare: [&mut Vec<f64>; 2],
     ) -> Result<(PcgResult, bool), HostError> {
         let ops = EmulatedOps::new(&self.plan, &self.values)?;
         dv.iter_mut().for_each(|x| *x = 0.0);
+        let eta = tolerance.relative;
         let res = emulate::fused_pcg(&ops, rhs, dv, eta, host.settings.cg_max_iterations)?;
         // The device PCG reads |b|² and rᵀz at the start, then pᵀAp, |r|²
         // and rᵀz per iteration.

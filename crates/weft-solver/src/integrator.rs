@@ -20,7 +20,10 @@
 //! otherwise stay loose, and a nearly flat start then crawled through 20
 //! iterations of 0.5% decrease each. On the 100,489-node `weft bench` step
 //! with the multigrid this halved the PCG iterations (132 to 70, same 3
-//! Newton iterations; `BENCHMARKS.md`).
+//! Newton iterations; `BENCHMARKS.md`). With adaptive forcing the solve
+//! also stops once its residual's largest entry is a tenth of the Newton
+//! target ([`PcgTolerance::absolute_inf`]): Newton's test is on `|R|∞`,
+//! and the 2-norm floor above must assume the worst ratio of the two norms.
 //!
 //! Convergence: `|R|∞ / h ≤ newton_tolerance · F`, a residual in force units
 //! relative to the force scale `F` of the step (the largest nodal force at the
@@ -55,7 +58,7 @@ use crate::bsr::B;
 use crate::cholesky::SparseCholesky;
 use crate::multigrid::{Hierarchy, Multigrid, MultigridOptions};
 use crate::par::{inf_norm, norm2, update, worst_node};
-use crate::pcg::{BlockJacobi, CpuOps, PcgResult, PcgStatus, Preconditioner, pcg_in};
+use crate::pcg::{BlockJacobi, CpuOps, PcgResult, PcgStatus, PcgTolerance, Preconditioner, pcg_in};
 use crate::step::{StepBackend, StepHost};
 use nalgebra::Vector3;
 use std::borrow::Cow;
@@ -738,11 +741,11 @@ fn timed_solve<S: StepBackend>(
     stats: &mut StepStats,
     rhs: &S::Vector,
     dv: &mut S::Vector,
-    eta: f64,
+    tolerance: PcgTolerance,
     spare: [&mut S::Vector; 2],
 ) -> Result<(PcgResult, bool), S::Error> {
     let start = std::time::Instant::now();
-    let out = be.solve(host, rhs, dv, eta, spare);
+    let out = be.solve(host, rhs, dv, tolerance, spare);
     stats.solve_seconds += start.elapsed().as_secs_f64();
     out
 }
@@ -811,10 +814,23 @@ fn newton_step<S: StepBackend>(
             floor
         };
         forcing_prev = Some(rnorm);
+        // With adaptive forcing the solve also stops once no residual entry
+        // exceeds a tenth of the Newton target: the next residual is the
+        // linear one plus the nonlinear remainder, and a linear residual
+        // far below the target in Newton's own norm buys nothing.
+        let tolerance = PcgTolerance {
+            relative: eta,
+            absolute_inf: if adaptive && !settings.one_iteration {
+                0.1 * target
+            } else {
+                0.0
+            },
+        };
         // The line-search buffers are idle during the solve: PCG works in
         // them.
         let spare = [&mut v_try, &mut r_try];
-        let (mut res, indefinite) = timed_solve(be, host, &mut stats, &r, &mut dv, eta, spare)?;
+        let (mut res, indefinite) =
+            timed_solve(be, host, &mut stats, &r, &mut dv, tolerance, spare)?;
         stats.cg_iterations += res.iterations;
         if indefinite && host.assembler.exact_hessians {
             // Switch this step to the PSD-projected elastic Hessians and
@@ -823,7 +839,7 @@ fn newton_step<S: StepBackend>(
             timed_assemble(be, host, &mut stats, (q_n, v_n, &v), h, &mut r_try)?;
             be.set_zero(&mut dv)?;
             let spare = [&mut v_try, &mut r_try];
-            let (again, _) = timed_solve(be, host, &mut stats, &r, &mut dv, eta, spare)?;
+            let (again, _) = timed_solve(be, host, &mut stats, &r, &mut dv, tolerance, spare)?;
             res = again;
             stats.cg_iterations += res.iterations;
         }
@@ -1014,8 +1030,8 @@ impl StepBackend for CpuBackend {
         Ok(e)
     }
 
-    /// Solves `A dv = rhs` (A = the assembled system matrix) by PCG to the
-    /// relative tolerance `eta`, starting from `dv`. With the Cholesky
+    /// Solves `A dv = rhs` (A = the assembled system matrix) by PCG to
+    /// `tolerance`, starting from `dv`. With the Cholesky
     /// preconditioner a factor from an earlier matrix is tried first with
     /// at most [`CHOLESKY_STALE_ITERATIONS`] iterations; if that does not
     /// converge the matrix is refactored and the solve continues from the
@@ -1030,7 +1046,7 @@ impl StepBackend for CpuBackend {
         host: &mut StepHost<'_>,
         rhs: &Vec<f64>,
         dv: &mut Vec<f64>,
-        eta: f64,
+        tolerance: PcgTolerance,
         [spare_p, spare_w]: [&mut Vec<f64>; 2],
     ) -> Result<(PcgResult, bool), Self::Error> {
         dv.resize(rhs.len(), 0.0);
@@ -1046,16 +1062,17 @@ impl StepBackend for CpuBackend {
         let free = host.free;
         let indefinite = |res: &PcgResult| res.status == PcgStatus::NegativeCurvature;
         // PCG on the masked system with one preconditioner, from `dv`.
-        let mut run = |pre: &dyn Preconditioner, dv: &mut Vec<f64>, cap: usize| {
-            let ops = CpuOps {
-                matrix: a,
-                preconditioner: pre,
-                free,
+        let mut run =
+            |pre: &dyn Preconditioner, dv: &mut Vec<f64>, cap: usize, pcg_r: &mut Vec<f64>| {
+                let ops = CpuOps {
+                    matrix: a,
+                    preconditioner: pre,
+                    free,
+                };
+                pcg_r.resize(rhs.len(), 0.0);
+                let work = [&mut pcg_r[..], &mut spare_p[..], &mut spare_w[..]];
+                pcg_in(&ops, rhs, dv, tolerance, cap, work)
             };
-            pcg_r.resize(rhs.len(), 0.0);
-            let work = [&mut pcg_r[..], &mut spare_p[..], &mut spare_w[..]];
-            pcg_in(&ops, rhs, dv, eta, cap, work)
-        };
         // A failed factorisation of the exact-Hessian matrix: indefinite.
         let failed = |spent: usize| {
             let res = PcgResult {
@@ -1072,14 +1089,14 @@ impl StepBackend for CpuBackend {
             }
             if let Some(ch) = &mut self.cholesky {
                 if ch.is_factored() {
-                    let res = run(&*ch, dv, CHOLESKY_STALE_ITERATIONS.min(max_it));
+                    let res = run(&*ch, dv, CHOLESKY_STALE_ITERATIONS.min(max_it), &mut pcg_r);
                     if res.status == PcgStatus::Converged || indefinite(&res) {
                         return Ok((res, indefinite(&res)));
                     }
                     spent = res.iterations;
                 }
                 if ch.factor(a).is_ok() {
-                    let mut res = run(&*ch, dv, max_it);
+                    let mut res = run(&*ch, dv, max_it, &mut pcg_r);
                     res.iterations += spent;
                     return Ok((res, indefinite(&res)));
                 } else if exact {
@@ -1094,13 +1111,13 @@ impl StepBackend for CpuBackend {
             if let (true, Some(h), Some(rate)) = (reuse, &self.multigrid, self.multigrid_rate)
                 && h.matches(free)
             {
-                let cap = multigrid_stale_cap(rate, eta).min(max_it);
+                let cap = multigrid_stale_cap(rate, tolerance.relative).min(max_it);
                 if cap > 0 {
                     let mg = Multigrid {
                         hierarchy: h,
                         matrix: a,
                     };
-                    let res = run(&mg, dv, cap);
+                    let res = run(&mg, dv, cap, &mut pcg_r);
                     if res.status == PcgStatus::Converged || indefinite(&res) {
                         return Ok((res, indefinite(&res)));
                     }
@@ -1123,7 +1140,7 @@ impl StepBackend for CpuBackend {
                     hierarchy: h,
                     matrix: a,
                 };
-                let mut res = run(&mg, dv, max_it.saturating_sub(spent));
+                let mut res = run(&mg, dv, max_it.saturating_sub(spent), &mut pcg_r);
                 // The rate of a solve from dv = 0 (the Newton loop's start;
                 // a continuation of a stale solve keeps the earlier rate).
                 let rel = res.relative_residual;
@@ -1142,7 +1159,7 @@ impl StepBackend for CpuBackend {
                 return failed(spent);
             }
         }
-        let mut res = run(&BlockJacobi::new(a, free), dv, max_it);
+        let mut res = run(&BlockJacobi::new(a, free), dv, max_it, &mut pcg_r);
         res.iterations += spent;
         Ok((res, indefinite(&res)))
     }

@@ -22,6 +22,11 @@ pub trait LinearOps {
     fn xpby(&self, x: &[f64], b: f64, y: &mut [f64]);
     /// Zeroes the fixed DOFs of `v`.
     fn mask(&self, v: &mut [f64]);
+    /// `max_k |a_k|` (0 for an empty vector); used only by a
+    /// [`PcgTolerance::absolute_inf`] stop.
+    fn max_abs(&self, a: &[f64]) -> f64 {
+        a.iter().fold(0.0, |m, x| m.max(x.abs()))
+    }
 }
 
 /// A preconditioner `P⁻¹` for [`pcg`]: `z = P⁻¹ r` with the fixed DOFs of
@@ -155,6 +160,49 @@ impl LinearOps for CpuOps<'_> {
             v.par_iter_mut().zip(self.free).for_each(|(v, f)| *v *= f);
         }
     }
+    fn max_abs(&self, a: &[f64]) -> f64 {
+        if a.len() < PARALLEL_MIN {
+            a.iter().fold(0.0, |m, x| m.max(x.abs()))
+        } else {
+            a.par_iter().map(|x| x.abs()).reduce(|| 0.0, f64::max)
+        }
+    }
+}
+
+/// When PCG stops: `|r|₂ ≤ relative |b|₂`, or, with `absolute_inf > 0`,
+/// `|r|∞ ≤ absolute_inf`, whichever comes first (`r = b - A x` on the free
+/// DOFs). A plain `f64` converts to a relative tolerance alone.
+///
+/// The absolute stop is for Newton's systems: the next Newton residual is
+/// the linear residual plus the nonlinear remainder, and Newton converges
+/// on `|R|∞` (`crate::integrator`), so a linear residual far below that
+/// target in the same norm buys nothing. The relative tolerance alone
+/// cannot say so without comparing a 2-norm with an ∞-norm.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PcgTolerance {
+    /// Relative tolerance on the 2-norm of the residual (dimensionless).
+    pub relative: f64,
+    /// Absolute tolerance on the largest residual entry, in the units of
+    /// `b`; 0 disables it.
+    pub absolute_inf: f64,
+}
+
+impl From<f64> for PcgTolerance {
+    fn from(relative: f64) -> Self {
+        Self {
+            relative,
+            absolute_inf: 0.0,
+        }
+    }
+}
+
+impl PcgTolerance {
+    /// Whether a residual `r` with 2-norm `rn` meets the tolerance for a
+    /// right-hand side of 2-norm `b_norm`.
+    fn met<O: LinearOps>(&self, ops: &O, r: &[f64], rn: f64, b_norm: f64) -> bool {
+        rn <= self.relative * b_norm
+            || (self.absolute_inf > 0.0 && ops.max_abs(r) <= self.absolute_inf)
+    }
 }
 
 /// How a PCG solve ended.
@@ -182,13 +230,14 @@ pub struct PcgResult {
 
 /// Solves `A x = b` on the free DOFs by preconditioned conjugate gradients,
 /// starting from `x` (fixed DOFs of `x` are kept as given, so pass zeros
-/// there). Converges when `|r|₂ ≤ tolerance |b|₂`. Allocates the three work
-/// vectors of [`pcg_in`] (length `b.len()` each).
+/// there). Converges when `|r|₂ ≤ tolerance |b|₂` (a relative tolerance as
+/// `f64`), or as a [`PcgTolerance`] says. Allocates the three work vectors
+/// of [`pcg_in`] (length `b.len()` each).
 pub fn pcg<O: LinearOps>(
     ops: &O,
     b: &[f64],
     x: &mut [f64],
-    tolerance: f64,
+    tolerance: impl Into<PcgTolerance>,
     max_iterations: usize,
 ) -> PcgResult {
     let n = b.len();
@@ -213,10 +262,11 @@ pub fn pcg_in<O: LinearOps>(
     ops: &O,
     b: &[f64],
     x: &mut [f64],
-    tolerance: f64,
+    tolerance: impl Into<PcgTolerance>,
     max_iterations: usize,
     [r, p, w]: [&mut [f64]; 3],
 ) -> PcgResult {
+    let tolerance: PcgTolerance = tolerance.into();
     let n = b.len();
     assert!(
         r.len() == n && p.len() == n && w.len() == n,
@@ -241,7 +291,7 @@ pub fn pcg_in<O: LinearOps>(
     let mut rz = ops.dot(r, w);
     for it in 0..max_iterations {
         let rn = ops.dot(r, r).sqrt();
-        if rn <= tolerance * b_norm {
+        if tolerance.met(ops, r, rn, b_norm) {
             return PcgResult {
                 status: PcgStatus::Converged,
                 iterations: it,
@@ -273,7 +323,7 @@ pub fn pcg_in<O: LinearOps>(
         ops.xpby(w, beta, p);
     }
     let rn = ops.dot(r, r).sqrt();
-    let status = if rn <= tolerance * b_norm {
+    let status = if tolerance.met(ops, r, rn, b_norm) {
         PcgStatus::Converged
     } else {
         PcgStatus::MaxIterations

@@ -26,7 +26,7 @@
 
 use crate::assembly::{Assembler, Energies};
 use crate::integrator::{Handle, Rejection, Settings};
-use crate::pcg::PcgResult;
+use crate::pcg::{PcgResult, PcgTolerance};
 use nalgebra::Vector3;
 use std::borrow::Cow;
 
@@ -164,8 +164,12 @@ pub trait StepBackend {
         with_matrix: bool,
     ) -> Result<Energies, Self::Error>;
 
-    /// Solves `A dv = rhs` with the last assembled matrix by PCG to the
-    /// relative tolerance `eta`, from `dv` (zero). Returns the PCG result
+    /// Solves `A dv = rhs` with the last assembled matrix by PCG to
+    /// `tolerance`, from `dv` (zero). A backend may ignore
+    /// [`PcgTolerance::absolute_inf`] (the CUDA backends do: its device PCG
+    /// reads back only dot products), which only makes its solves more
+    /// accurate than asked; the Newton loop sets it only with
+    /// [`StepBackend::adaptive_forcing`]. Returns the PCG result
     /// and whether `A` was found indefinite. `spare` are two vectors the
     /// Newton loop does not need during the solve (its line-search
     /// buffers): the backend may use them as PCG work vectors (contents
@@ -178,7 +182,7 @@ pub trait StepBackend {
         host: &mut StepHost<'_>,
         rhs: &Self::Vector,
         dv: &mut Self::Vector,
-        eta: f64,
+        tolerance: PcgTolerance,
         spare: [&mut Self::Vector; 2],
     ) -> Result<(PcgResult, bool), Self::Error>;
 

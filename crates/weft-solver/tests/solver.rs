@@ -8,7 +8,7 @@ use weft_core::{
 use weft_potentials::testing::xorshift as rng;
 use weft_solver::bsr::{B, BlockSparse};
 use weft_solver::cholesky::SparseCholesky;
-use weft_solver::pcg::{BlockJacobi, CpuOps, PcgStatus, pcg};
+use weft_solver::pcg::{BlockJacobi, CpuOps, PcgStatus, PcgTolerance, pcg};
 use weft_solver::{Assembler, LinearSolver, Settings, Simulation, Tie};
 
 fn dense(a: &BlockSparse) -> DMatrix<f64> {
@@ -87,6 +87,38 @@ fn spmv_and_pcg() {
     for d in [0, 1, 2, 17, 40] {
         assert_eq!(sol[d], 0.0);
     }
+    // The absolute ∞-norm stop: PCG ends as soon as no free residual entry
+    // exceeds the bound, before the (unreachable here) relative tolerance.
+    let residual_inf = |x: &[f64]| {
+        let mut ax = vec![0.0; B * n];
+        a.spmv(x, &mut ax);
+        (0..B * n)
+            .filter(|&i| free[i] != 0.0)
+            .fold(0.0f64, |m, i| m.max((ax[i] - b[i]).abs()))
+    };
+    let b_inf = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let bound = 1e-6 * b_inf;
+    let tol = PcgTolerance {
+        relative: 1e-300,
+        absolute_inf: bound,
+    };
+    let mut sol_abs = vec![0.0; B * n];
+    let res_abs = pcg(&ops, &b, &mut sol_abs, tol, 500);
+    assert_eq!(res_abs.status, PcgStatus::Converged);
+    assert!(
+        residual_inf(&sol_abs) <= 1.001 * bound,
+        "{:e}",
+        residual_inf(&sol_abs)
+    );
+    // One iteration fewer does not meet the bound: it stopped at once.
+    let mut sol_short = vec![0.0; B * n];
+    let short = pcg(&ops, &b, &mut sol_short, 1e-300, res_abs.iterations - 1);
+    assert_eq!(short.status, PcgStatus::MaxIterations);
+    assert!(residual_inf(&sol_short) > bound);
+    assert!(
+        res_abs.iterations < res.iterations,
+        "{res_abs:?} vs {res:?}"
+    );
 }
 
 fn material(damping: Damping) -> Material {
