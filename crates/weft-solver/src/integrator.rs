@@ -1051,8 +1051,8 @@ impl StepBackend for CpuBackend {
     ) -> Result<(PcgResult, bool), Self::Error> {
         dv.resize(rhs.len(), 0.0);
         // PCG's residual is the one work vector not lent by the caller;
-        // allocated by the first PCG run, after any hierarchy or factor
-        // update (whose own work memory is freed by then).
+        // allocated by each PCG run and freed before a hierarchy or factor
+        // update, so it never meets the update's own work memory.
         let mut pcg_r: Vec<f64> = Vec::new();
         spare_p.resize(rhs.len(), 0.0);
         spare_w.resize(rhs.len(), 0.0);
@@ -1094,6 +1094,7 @@ impl StepBackend for CpuBackend {
                         return Ok((res, indefinite(&res)));
                     }
                     spent = res.iterations;
+                    pcg_r = Vec::new();
                 }
                 if ch.factor(a).is_ok() {
                     let mut res = run(&*ch, dv, max_it, &mut pcg_r);
@@ -1122,6 +1123,9 @@ impl StepBackend for CpuBackend {
                         return Ok((res, indefinite(&res)));
                     }
                     spent = res.iterations;
+                    // The update's transient memory must not meet PCG's
+                    // residual: freed here, allocated again after it.
+                    pcg_r = Vec::new();
                 }
             }
             self.multigrid_updates += 1;
