@@ -1360,10 +1360,7 @@ impl Hierarchy {
     /// # Errors
     /// [`NotPositiveDefinite`] when the coarsest matrix cannot be factored.
     pub fn update(&mut self, a: &BlockSparse) -> Result<(), NotPositiveDefinite> {
-        let fine_lower = match self.levels.is_empty() {
-            true => None,
-            false => a.symmetric.then(|| a.lower_index()),
-        };
+        let fine_lower = (!self.levels.is_empty() && a.symmetric).then(|| a.lower_index());
         self.update_with(a, fine_lower)
     }
 

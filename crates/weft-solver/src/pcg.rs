@@ -23,9 +23,10 @@ pub trait LinearOps {
     /// Zeroes the fixed DOFs of `v`.
     fn mask(&self, v: &mut [f64]);
     /// `max_k |a_k|` (0 for an empty vector); used only by a
-    /// [`PcgTolerance::absolute_inf`] stop.
+    /// [`PcgTolerance::absolute_inf`] stop. The default is the CPU's
+    /// [`crate::par::inf_norm`].
     fn max_abs(&self, a: &[f64]) -> f64 {
-        a.iter().fold(0.0, |m, x| m.max(x.abs()))
+        crate::par::inf_norm(a)
     }
 }
 
@@ -158,13 +159,6 @@ impl LinearOps for CpuOps<'_> {
             v.iter_mut().zip(self.free).for_each(|(v, f)| *v *= f);
         } else {
             v.par_iter_mut().zip(self.free).for_each(|(v, f)| *v *= f);
-        }
-    }
-    fn max_abs(&self, a: &[f64]) -> f64 {
-        if a.len() < PARALLEL_MIN {
-            a.iter().fold(0.0, |m, x| m.max(x.abs()))
-        } else {
-            a.par_iter().map(|x| x.abs()).reduce(|| 0.0, f64::max)
         }
     }
 }

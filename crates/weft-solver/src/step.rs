@@ -166,8 +166,8 @@ pub trait StepBackend {
 
     /// Solves `A dv = rhs` with the last assembled matrix by PCG to
     /// `tolerance`, from `dv` (zero). A backend may ignore
-    /// [`PcgTolerance::absolute_inf`] (the CUDA backends do: its device PCG
-    /// reads back only dot products), which only makes its solves more
+    /// [`PcgTolerance::absolute_inf`] (the CUDA backends do: their device
+    /// PCG reads back only dot products), which only makes its solves more
     /// accurate than asked; the Newton loop sets it only with
     /// [`StepBackend::adaptive_forcing`]. Returns the PCG result
     /// and whether `A` was found indefinite. `spare` are two vectors the
