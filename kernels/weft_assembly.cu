@@ -62,6 +62,25 @@ __device__ __forceinline__ void gather(const double* x, const unsigned* nodes, i
     }
 }
 
+// Element coordinates relative to the element's first node at the step's
+// end, (q_n[n,s] - q_n[0,s]) + h (v[n,s] - v[0,s]) (assembly.rs
+// gather_relative): the translation-invariant terms (stretch, bending,
+// shear, contact, seam ties) take these, so a short element far from the
+// origin is not rounded to the ulp of its absolute coordinates.
+template <int N, int K>
+__device__ __forceinline__ void gather_relative(const double* q_n, const double* v, double h,
+                                                const unsigned* nodes, int slot, double* out) {
+    for (int i = 0; i < N; ++i) {
+        int n, s;
+        if (K == 3 && N == 9)
+            shear_map(i, n, s);
+        else
+            seg_map(slot, i, n, s);
+        size_t j = WEFT_B * (size_t)nodes[n] + s, r = WEFT_B * (size_t)nodes[0] + s;
+        out[i] = (q_n[j] - q_n[r]) + h * (v[j] - v[r]);
+    }
+}
+
 template <int N, int K>
 __device__ __forceinline__ void scatter(double* res, double* vals, const unsigned* nodes,
                                         const unsigned* blocks, int slot, const double* re,
@@ -106,7 +125,7 @@ extern "C" __global__ void weft_assemble_segments(
         int slot = seg_slot[ei];
         const GpuMaterial mp = materials[seg_material[ei]];
         double qe[8], ve[8], qne[8], vne[8];
-        gather<8, 2>(q, nodes, slot, qe);
+        gather_relative<8, 2>(q_n, v, h, nodes, slot, qe);
         gather<8, 2>(v, nodes, slot, ve);
         gather<8, 2>(q_n, nodes, slot, qne);
         gather<8, 2>(v_n, nodes, slot, vne);
@@ -208,8 +227,9 @@ extern "C" __global__ void weft_assemble_segments(
         }
         // Gravity.
         double gv[3] = {gx, gy, gz};
-        double eg, gg[8], hg[64];
-        gravity_potential(qe, mp.rho_l, gv, &eg, gg, hg);
+        double eg, gg[8], hg[64], qa[8];
+        gather<8, 2>(q, nodes, slot, qa);
+        gravity_potential(qa, mp.rho_l, gv, &eg, gg, hg);
         en[2] += eg;
         for (int i = 0; i < 8; ++i) fe[i] -= gg[i];
         for (int i = 0; i < 64; ++i) ae[i] += hg[i] * (h * h);
@@ -292,7 +312,7 @@ __device__ __forceinline__ void elastic_terms(int exact_hessians, int rayleigh, 
 extern "C" __global__ void weft_assemble_bending(
     const unsigned* elems, int count, const unsigned* bend_nodes, const int* bend_slot,
     const unsigned* bend_material, const unsigned* bend_blocks, const GpuMaterial* materials,
-    const double* q, const double* v, double h, double threshold, double* residual,
+    const double* q_n, const double* v, double h, double threshold, double* residual,
     double* values, int with_matrix, int exact_hessians, double* energies) {
     double en[4] = {0.0, 0.0, 0.0, 0.0};
     int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -302,7 +322,7 @@ extern "C" __global__ void weft_assemble_bending(
         int slot = bend_slot[ei];
         const GpuMaterial mp = materials[bend_material[ei]];
         double qe[12], ve[12];
-        gather<12, 3>(q, nodes, slot, qe);
+        gather_relative<12, 3>(q_n, v, h, nodes, slot, qe);
         gather<12, 3>(v, nodes, slot, ve);
         double e, g[12], k[144], kv[12];
         elastic_terms<12>(
@@ -331,7 +351,7 @@ extern "C" __global__ void weft_assemble_bending(
 extern "C" __global__ void weft_assemble_shear(
     const unsigned* elems, int count, const unsigned* shear_nodes, const unsigned* shear_material,
     const double* shear_spacing, const unsigned* shear_blocks, const GpuMaterial* materials,
-    const double* q, const double* v, double h, double threshold, double* residual,
+    const double* q_n, const double* v, double h, double threshold, double* residual,
     double* values, int with_matrix, int exact_hessians, double* energies) {
     double en[4] = {0.0, 0.0, 0.0, 0.0};
     int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -342,7 +362,7 @@ extern "C" __global__ void weft_assemble_shear(
             const unsigned* nodes = shear_nodes + 3 * ei;
             double spacing = shear_spacing[ei];
             double qe[9], ve[9];
-            gather<9, 3>(q, nodes, 0, qe);
+            gather_relative<9, 3>(q_n, v, h, nodes, 0, qe);
             gather<9, 3>(v, nodes, 0, ve);
             Jamming jm = shear_jamming_from_geometry(mp.radius, spacing, threshold);
             double e, g[9], k[81], kv[9];
@@ -373,8 +393,8 @@ extern "C" __global__ void weft_assemble_shear(
 extern "C" __global__ void weft_assemble_anchors(
     int count, const unsigned* anchor_node, const int* anchor_slot,
     const unsigned* anchor_material, const double* anchors, const GpuMaterial* materials,
-    const unsigned* diag, const double* q, double h, double* residual, double* values,
-    int with_matrix, double* energies) {
+    const unsigned* diag, const double* q_n, const double* v, double h, double* residual,
+    double* values, int with_matrix, double* energies) {
     double en[4] = {0.0, 0.0, 0.0, 0.0};
     int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k < count) {
@@ -383,7 +403,8 @@ extern "C" __global__ void weft_assemble_anchors(
             unsigned node = anchor_node[k];
             int s = anchor_slot[k];
             size_t d = WEFT_B * (size_t)node + s;
-            double st = q[d] - anchors[k];
+            // q_n - anchor first: both are large, their difference small.
+            double st = (q_n[d] - anchors[k]) + h * v[d];
             en[1] += 0.5 * mp.k_f * st * st;
             residual[d] += h * mp.k_f * st;
             if (with_matrix) values[25 * (size_t)diag[node] + s * WEFT_B + s] += h * h * mp.k_f;
@@ -502,7 +523,7 @@ extern "C" __global__ void weft_assemble_repulsion(int count, const unsigned* pa
 // row-major). Ties of one seam share nodes: the scatter is atomic.
 extern "C" __global__ void weft_assemble_ties(int count, const unsigned* tie_nodes,
                                               const double* tie_t, const unsigned* tie_blocks,
-                                              double k, double kd, const double* q,
+                                              double k, double kd, const double* q_n,
                                               const double* v, double h, double* residual,
                                               double* values, int with_matrix,
                                               double* energies) {
@@ -513,11 +534,15 @@ extern "C" __global__ void weft_assemble_ties(int count, const unsigned* tie_nod
         double w[3] = {1.0, -(1.0 - t), -t};
         unsigned nd[3];
         double eps[3] = {0.0, 0.0, 0.0}, epsd[3] = {0.0, 0.0, 0.0};
+        for (int a = 0; a < 3; ++a) nd[a] = tie_nodes[3 * (size_t)j + a];
+        // Positions relative to the tied node (gather_relative; the
+        // weights sum to 0, so eps is unchanged).
+        size_t o0 = WEFT_B * (size_t)nd[0];
         for (int a = 0; a < 3; ++a) {
-            nd[a] = tie_nodes[3 * (size_t)j + a];
             size_t o = WEFT_B * (size_t)nd[a];
             for (int i = 0; i < 3; ++i) {
-                eps[i] += w[a] * q[o + i];
+                double rel = (q_n[o + i] - q_n[o0 + i]) + h * (v[o + i] - v[o0 + i]);
+                eps[i] += w[a] * rel;
                 epsd[i] += w[a] * v[o + i];
             }
         }
@@ -545,15 +570,17 @@ extern "C" __global__ void weft_assemble_ties(int count, const unsigned* tie_nod
 // attachments, so the scatter is atomic.
 extern "C" __global__ void weft_assemble_attachments(int count, const unsigned* attach_node,
                                                      const double* attach_point, double k,
-                                                     const unsigned* diag, const double* q,
-                                                     double h, double* residual, double* values,
-                                                     int with_matrix, double* energies) {
+                                                     const unsigned* diag, const double* q_n,
+                                                     const double* v, double h, double* residual,
+                                                     double* values, int with_matrix,
+                                                     double* energies) {
     double en[4] = {0.0, 0.0, 0.0, 0.0};
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j < count) {
         unsigned node = attach_node[j];
         size_t o = WEFT_B * (size_t)node;
-        V3 d = sub(load3(q + o), load3(attach_point + 3 * (size_t)j));
+        // (q_n - p) + h v: the large terms cancel before the small one.
+        V3 d = add(sub(load3(q_n + o), load3(attach_point + 3 * (size_t)j)), scale(load3(v + o), h));
         en[1] += 0.5 * k * norm2(d);
         double dd[3] = {d.x, d.y, d.z};
         for (int r = 0; r < 3; ++r) {
