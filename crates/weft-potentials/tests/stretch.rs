@@ -132,7 +132,8 @@ fn good_damping_rigid_and_sliding() {
 
 proptest! {
     /// The closed-form clamp equals the generic eigen-projection of the full
-    /// 8x8 stress-weighted Hessian to 1e-9 relative, and is NSD.
+    /// 8x8 stress-weighted Hessian to 1e-9 relative, and is NSD; the forces
+    /// agree to 1e-12 of |f| + |V||q̇| (V the velocity Jacobian).
     #[test]
     fn closed_form_clamp_equals_generic(
         dir in prop::array::uniform3(-1.0f64..1.0).prop_filter("nonzero", |d| Vector3::from(*d).norm() > 0.2),
@@ -146,7 +147,10 @@ proptest! {
         let generic = dissipation(K_D, &stretch::strain(&q), &stretch::measure(&q), &qdot);
         let scale = generic.position_jacobian.norm().max(1e-30);
         prop_assert!((fast.position_jacobian - generic.position_jacobian).norm() <= 1e-9 * scale);
-        prop_assert!((fast.force - generic.force).norm() <= 1e-12 * generic.force.norm().max(1e-30));
+        // f = V q̇: round-off relative to |V||q̇| (|f| cancels towards 0
+        // when q̇ is nearly orthogonal to the strain gradient).
+        let f_scale = generic.force.norm() + generic.velocity_jacobian.norm() * qdot.norm();
+        prop_assert!((fast.force - generic.force).norm() <= 1e-12 * f_scale.max(1e-30));
         let (l, _) = weft_potentials::element::symmetric_eigen(&fast.position_jacobian);
         prop_assert!(l.max() <= 1e-12 * scale);
     }
