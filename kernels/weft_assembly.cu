@@ -49,15 +49,22 @@ __device__ __forceinline__ void shear_map(int i, int& n, int& s) {
     s = i % 3;
 }
 
+// Node (local) n and slot s of element coordinate i: the shear element's
+// 9 coordinates (3 positions per node), otherwise seg_map's 4 per node.
+template <int N, int K>
+__device__ __forceinline__ void element_map(int slot, int i, int& n, int& s) {
+    if (K == 3 && N == 9)
+        shear_map(i, n, s);
+    else
+        seg_map(slot, i, n, s);
+}
+
 template <int N, int K>
 __device__ __forceinline__ void gather(const double* x, const unsigned* nodes, int slot,
                                        double* out) {
     for (int i = 0; i < N; ++i) {
         int n, s;
-        if (K == 3 && N == 9)
-            shear_map(i, n, s);
-        else
-            seg_map(slot, i, n, s);
+        element_map<N, K>(slot, i, n, s);
         out[i] = x[WEFT_B * nodes[n] + s];
     }
 }
@@ -72,10 +79,7 @@ __device__ __forceinline__ void gather_relative(const double* q_n, const double*
                                                 const unsigned* nodes, int slot, double* out) {
     for (int i = 0; i < N; ++i) {
         int n, s;
-        if (K == 3 && N == 9)
-            shear_map(i, n, s);
-        else
-            seg_map(slot, i, n, s);
+        element_map<N, K>(slot, i, n, s);
         size_t j = WEFT_B * (size_t)nodes[n] + s, r = WEFT_B * (size_t)nodes[0] + s;
         out[i] = (q_n[j] - q_n[r]) + h * (v[j] - v[r]);
     }
@@ -87,18 +91,12 @@ __device__ __forceinline__ void scatter(double* res, double* vals, const unsigne
                                         const double* ae, int with_matrix) {
     for (int i = 0; i < N; ++i) {
         int ni, si;
-        if (K == 3 && N == 9)
-            shear_map(i, ni, si);
-        else
-            seg_map(slot, i, ni, si);
+        element_map<N, K>(slot, i, ni, si);
         res[WEFT_B * nodes[ni] + si] += re[i];
         if (!with_matrix) continue;
         for (int j = 0; j < N; ++j) {
             int nj, sj;
-            if (K == 3 && N == 9)
-                shear_map(j, nj, sj);
-            else
-                seg_map(slot, j, nj, sj);
+            element_map<N, K>(slot, j, nj, sj);
             vals[25 * (size_t)blocks[ni * K + nj] + si * WEFT_B + sj] += ae[i * N + j];
         }
     }
