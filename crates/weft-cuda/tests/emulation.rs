@@ -31,6 +31,7 @@ use nalgebra::{DMatrix, Vector3};
 use weft_cuda::emulate::{self, EmulatedOps};
 use weft_cuda::host;
 use weft_cuda::plan::{AssemblyPlan, StepColliders, colliders_at};
+use weft_solver::par::inf_norm;
 use weft_solver::pcg::{BlockJacobi, CpuOps, PcgStatus, pcg};
 
 fn skip() -> bool {
@@ -952,11 +953,14 @@ fn emulated_residual_does_not_depend_on_distance_from_origin() {
     let far = emulated(&far_asm, &far_q, &far_anchors);
     let mut cpu_far = vec![0.0; far_q.len()];
     far_asm.assemble(&far_q, &v_n, &v, h, &far_anchors, &mut cpu_far, true);
-    let scale = near.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = near
-        .iter()
-        .zip(&far)
-        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    let scale = inf_norm(&near);
+    let diff = inf_norm(
+        &near
+            .iter()
+            .zip(&far)
+            .map(|(x, y)| x - y)
+            .collect::<Vec<_>>(),
+    );
     let e_cpu = rel(&far, &cpu_far);
     eprintln!(
         "|R|inf = {scale:.3e}, |R_far - R_near|inf = {diff:.3e}, far: emulated vs CPU {e_cpu:.2e}"

@@ -8,6 +8,7 @@ use weft_core::{
 use weft_potentials::testing::xorshift as rng;
 use weft_solver::bsr::{B, BlockSparse};
 use weft_solver::cholesky::SparseCholesky;
+use weft_solver::par::inf_norm;
 use weft_solver::pcg::{BlockJacobi, CpuOps, PcgStatus, PcgTolerance, pcg};
 use weft_solver::{Assembler, LinearSolver, Settings, Simulation, Tie};
 
@@ -96,7 +97,7 @@ fn spmv_and_pcg() {
             .filter(|&i| free[i] != 0.0)
             .fold(0.0f64, |m, i| m.max((ax[i] - b[i]).abs()))
     };
-    let b_inf = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let b_inf = inf_norm(&b);
     let bound = 1e-6 * b_inf;
     let tol = PcgTolerance {
         relative: 1e-300,
@@ -288,11 +289,14 @@ fn residual_does_not_depend_on_distance_from_origin() {
     }
     let mut far = vec![0.0; n];
     asm.assemble(&far_q, &v_n, &v, h, &far_anchors, &mut far, true);
-    let scale = near.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = near
-        .iter()
-        .zip(&far)
-        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    let scale = inf_norm(&near);
+    let diff = inf_norm(
+        &near
+            .iter()
+            .zip(&far)
+            .map(|(a, b)| a - b)
+            .collect::<Vec<_>>(),
+    );
     eprintln!("|R|inf = {scale:e}, |R_far - R_near|inf = {diff:e}");
     assert!(scale > 0.0);
     assert!(
