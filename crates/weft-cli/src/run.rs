@@ -9,17 +9,10 @@ use crate::backend::{BackendChoice, Engine, select};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use nalgebra::Vector3;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use weft_io::{
-    BuiltScene, ColliderShape, ColliderSpec, EnergyCsv, EnergyRow, PreconditionerChoice, Scene,
-};
-use weft_solver::assembly::SelfContact;
-use weft_solver::collide::{
-    Capsule, Collider, Plane, RigidMotion, SelfCollision, Sphere, TriangleMesh,
-};
-use weft_solver::{Handle, LinearSolver, Settings, Simulation};
+use weft_io::{EnergyCsv, EnergyRow, Scene};
+use weft_solver::Simulation;
 
 /// Arguments of `weft run`.
 #[derive(Args, Debug)]
@@ -43,99 +36,6 @@ pub struct RunArgs {
     /// been verified on a GPU, hence the default `cpu`.
     #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
     pub backend: BackendChoice,
-}
-
-/// Converts a scene collider into the solver's collider.
-pub fn collider(spec: &ColliderSpec) -> Result<(Collider, f64)> {
-    let v = Vector3::from;
-    let shape: weft_solver::collide::Shape = match &spec.shape {
-        ColliderShape::Plane { point, normal } => Plane::new(v(*point), v(*normal))?.into(),
-        ColliderShape::Sphere { center, radius } => Sphere::new(v(*center), *radius)?.into(),
-        ColliderShape::Capsule { a, b, radius } => Capsule::new(v(*a), v(*b), *radius)?.into(),
-        ColliderShape::Mesh {
-            path,
-            translation,
-            scale,
-        } => TriangleMesh::from_obj(path, *scale, v(*translation))?.into(),
-    };
-    let mut c = Collider::new(shape, spec.stiffness, spec.friction)?;
-    if !spec.keyframes.is_empty() {
-        c = c.with_motion(RigidMotion::from_translations(&spec.keyframes)?);
-    }
-    Ok((c, spec.margin))
-}
-
-/// Builds the simulation of a built scene (fabric, colliders, handles,
-/// integrator settings).
-pub fn simulation(built: BuiltScene, one_iteration: bool) -> Result<Simulation> {
-    let ts = &built.time_step;
-    let it = &built.integrator;
-    let settings = Settings {
-        dt: ts.dt,
-        adaptive: ts.adaptive,
-        dt_min: ts.dt_min,
-        dt_max: ts.dt_max,
-        newton_max_iterations: it.newton_max_iterations,
-        newton_tolerance: it.newton_tolerance,
-        cg_tolerance: it.cg_tolerance,
-        cg_max_iterations: it.cg_max_iterations,
-        one_iteration,
-        linear_solver: match it.preconditioner {
-            PreconditionerChoice::Auto => LinearSolver::Auto,
-            PreconditionerChoice::Cholesky => LinearSolver::Cholesky,
-            PreconditionerChoice::Multigrid => LinearSolver::Multigrid,
-            PreconditionerChoice::BlockJacobi => LinearSolver::BlockJacobi,
-        },
-        ..Settings::default()
-    };
-    let handles = built
-        .handles
-        .iter()
-        .map(|h| Handle {
-            nodes: h.nodes.clone(),
-            keyframes: h.keyframes.clone(),
-        })
-        .collect();
-    let colliders = built
-        .colliders
-        .iter()
-        .map(|c| {
-            collider(c)
-                .with_context(|| format!("{}: objects[{}]", built.source.display(), c.object))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let self_contact = match &built.self_collision {
-        Some(sc) => {
-            // d0 = yarn diameter (largest radius of the fabric) + margin; the
-            // broad phase keeps pairs within 2 d0 so approaching pairs are seen.
-            let radius = built
-                .fabric
-                .materials
-                .iter()
-                .map(|m| m.radius)
-                .fold(0.0, f64::max);
-            let d0 = 2.0 * radius + sc.margin;
-            let detector =
-                SelfCollision::from_fabric(&built.fabric, 2.0 * d0, sc.exclusion_hops)
-                    .with_context(|| format!("{}: self_collision", built.source.display()))?;
-            Some(SelfContact {
-                detector,
-                d0,
-                stiffness: sc.stiffness,
-                contacts: Vec::new(),
-            })
-        }
-        None => None,
-    };
-    let mut sim = Simulation::new(
-        built.fabric,
-        Vector3::from(built.gravity),
-        settings,
-        handles,
-    );
-    sim.assembler.contact.colliders = colliders;
-    sim.assembler.contact.self_collision = self_contact;
-    Ok(sim)
 }
 
 /// Summary of a finished run.
@@ -186,7 +86,7 @@ pub fn run_scene(
     let built = scene.build()?;
     let (duration, interval) = (built.duration, built.output.interval);
     let write_obj = !built.output.formats.is_empty();
-    let sim = simulation(built, one_iteration)?;
+    let sim = built.simulation(one_iteration)?;
     let selected = select(backend, &sim, "weft run")?;
     let engine_name = selected.name();
     if !quiet || matches!(selected, crate::backend::Selected::Cpu { reason: Some(_) }) {

@@ -357,7 +357,7 @@ impl Scene {
     /// file's relative order and nodes are numbered as DESIGN §8 says).
     /// Patch initial velocities are applied after building (uniform
     /// `initial_velocity`, then `initial_velocities` per selector in file
-    /// order). Handle nodes' positions are made Dirichlet.
+    /// order), and so are patch `point_masses` (added up). Handle nodes' positions are made Dirichlet.
     ///
     /// # Errors
     /// [`SceneError::Invalid`] for anything [`Scene::validate`] rejects, a
@@ -520,6 +520,14 @@ impl Scene {
                         .map_err(|e| model(e, &scene_object))?;
                     for n in nodes {
                         fabric.initial.x_dot[n] = (*v).into();
+                    }
+                }
+                for (s, m) in &w.point_masses.0 {
+                    let nodes = fabric
+                        .select(fabric_object[i].expect("fabric object"), &s.0)
+                        .map_err(|e| model(e, &scene_object))?;
+                    for n in nodes {
+                        fabric.point_mass[n] += *m;
                     }
                 }
             }

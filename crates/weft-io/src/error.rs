@@ -54,6 +54,18 @@ pub enum SceneError {
         /// The model error, with object numbers mapped to scene numbering.
         error: ModelError,
     },
+    /// The solver rejected a collider or the self-collision settings while
+    /// the simulation was set up (e.g. an unreadable or malformed OBJ mesh).
+    #[error("{file}: {path}: {error}")]
+    Collider {
+        /// The scene file.
+        file: String,
+        /// JSON path of the object, e.g. `objects[1]`, or `self_collision`.
+        path: String,
+        /// The solver's error (names the shape, file or parameter); boxed
+        /// to keep `SceneError` small.
+        error: Box<weft_solver::collide::CollideError>,
+    },
 }
 
 impl SceneError {
@@ -63,14 +75,17 @@ impl SceneError {
             SceneError::Io { file, .. }
             | SceneError::Syntax { file, .. }
             | SceneError::Invalid { file, .. }
-            | SceneError::Model { file, .. } => file,
+            | SceneError::Model { file, .. }
+            | SceneError::Collider { file, .. } => file,
         }
     }
 
     /// The JSON path of the offending value, where there is one.
     pub fn path(&self) -> Option<&str> {
         match self {
-            SceneError::Invalid { path, .. } | SceneError::Model { path, .. } => Some(path),
+            SceneError::Invalid { path, .. }
+            | SceneError::Model { path, .. }
+            | SceneError::Collider { path, .. } => Some(path),
             SceneError::Io { .. } | SceneError::Syntax { .. } => None,
         }
     }

@@ -8,7 +8,9 @@
 //!   file, the JSON path and what was expected, and built with
 //!   [`Scene::build`] into a [`BuiltScene`]: the [`weft_core::Fabric`],
 //!   plain-data colliders ([`ColliderSpec`]), handles resolved to global
-//!   nodes ([`HandleSpec`]) and the typed settings.
+//!   nodes ([`HandleSpec`]) and the typed settings, and from there with
+//!   [`BuiltScene::simulation`] into the `weft_solver::Simulation` that
+//!   `weft run` steps.
 //! - Outputs: [`EnergyCsv`] (`energy.csv`), [`write_final_state`]
 //!   (`final_state.json`), [`write_obj_frame`] (OBJ polylines), all written
 //!   atomically or append-only (see [`output`]), and their readers
@@ -54,6 +56,7 @@ pub mod mesh;
 pub mod output;
 pub mod preview;
 pub mod scene;
+mod simulate;
 
 pub use build::{
     BuiltScene, ColliderShape, ColliderSpec, HandleSpec, TimeStepSettings, interpolate_keyframes,
@@ -77,3 +80,4 @@ pub use scene::{
     SceneObject, SelfCollisionSpec, SphereObject, TimeStep, WeaveSpec, WovenPatchObject,
     YarnObject,
 };
+pub use simulate::collider;

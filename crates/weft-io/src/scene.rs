@@ -695,6 +695,7 @@ pub enum WeaveSpec {
 /// | `pinned` | node selectors | `[]` |
 /// | `initial_velocity` (*added*) | `[vx, vy, vz]` m/s for every node | `[0, 0, 0]` |
 /// | `initial_velocities` (*added*) | `{"selector": [vx, vy, vz]}`, overrides `initial_velocity` | `{}` |
+/// | `point_masses` (*added*) | `{"selector": kg}`, ≥ 0, added to every node the selector picks (entries that pick one node add up) | `{}` |
 ///
 /// `corner:K` counts counter-clockwise about the normal from the warp/weft
 /// origin: 0 = (warp 0, weft 0), 1 = (warp 0, last weft), 2 = (last, last),
@@ -734,6 +735,11 @@ pub struct WovenPatchObject {
     /// Initial velocities of selected nodes (m/s).
     #[serde(default, skip_serializing_if = "SelectorMap::is_empty")]
     pub initial_velocities: SelectorMap<[f64; 3]>,
+    /// Lumped masses added to selected nodes (kg), on top of the yarns'
+    /// own mass (e.g. to give edge yarns the mass per length of interior
+    /// ones).
+    #[serde(default, skip_serializing_if = "SelectorMap::is_empty")]
+    pub point_masses: SelectorMap<f64>,
 }
 
 /// `{"type": "sphere"}`: a sphere collider (DESIGN §6).
@@ -1212,6 +1218,11 @@ impl Scene {
                     }
                     for (s, _) in &w.initial_velocities.0 {
                         self.check_selector(&p(&format!("initial_velocities.{s}")), s, obj)?;
+                    }
+                    for (s, m) in &w.point_masses.0 {
+                        let path = p(&format!("point_masses.{s}"));
+                        self.check_selector(&path, s, obj)?;
+                        non_negative(&path, *m, "kg")?;
                     }
                 }
                 SceneObject::Sphere(s) => {

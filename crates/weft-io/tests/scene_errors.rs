@@ -436,6 +436,11 @@ fn values_out_of_range() {
             "objects[0].point_masses.2",
             "expected a non-negative finite number (kg)",
         ),
+        (
+            Box::new(|v| v["objects"][1]["point_masses"] = json!({"edge:weft_end": -1e-6})),
+            "objects[1].point_masses.edge:weft_end",
+            "expected a non-negative finite number (kg)",
+        ),
     ];
     for (f, path, expect) in cases {
         let e = load_err(&with(example(), f));

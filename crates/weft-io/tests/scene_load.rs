@@ -374,6 +374,59 @@ fn patch_initial_velocities() {
     );
 }
 
+/// Patch `point_masses` add to every node their selector picks, and
+/// entries on one node add up; the simulation sees them in its kinetic
+/// energy.
+#[test]
+fn patch_point_masses() {
+    let mut v = minimal();
+    v["objects"] = json!([{"type": "woven_patch", "material": "cotton", "size": [0.01, 0.01],
+        "yarn_counts": [2, 3], "center": [0, 0, 0], "initial_velocity": [0, 0, 2],
+        "point_masses": {"edge:weft_start": 0.5, "corner:0": 0.25}}]);
+    let built = parse(&v).build().unwrap();
+    assert_eq!(built.fabric.point_mass, vec![0.75, 0.5, 0.5, 0.0, 0.0, 0.0]);
+    let without = {
+        let mut w = v.clone();
+        w["objects"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("point_masses");
+        parse(&w)
+            .build()
+            .unwrap()
+            .simulation(false)
+            .unwrap()
+            .energies()
+            .kinetic
+    };
+    let with = built.simulation(false).unwrap().energies().kinetic;
+    // ½ Σ m v² of the point masses at 2 m/s: ½ · 1.75 kg · 4 m²/s².
+    assert_relative_eq!(with - without, 3.5, max_relative = 1e-12);
+}
+
+/// A collider the solver rejects when the simulation is set up (here a
+/// malformed OBJ mesh) is a scene error naming the file and the object.
+#[test]
+fn simulation_names_a_rejected_collider() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("body.obj"), "v 0 0 0\nv 1 0\nf 1 2 3\n").unwrap();
+    let mut v = minimal();
+    v["objects"] = json!([{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0],
+        "stiffness": 100}, {"type": "mesh", "path": "body.obj", "stiffness": 100}]);
+    let path = dir.path().join("scene.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let built = Scene::from_path(&path).unwrap().build().unwrap();
+    let Err(e) = built.simulation(false) else {
+        panic!("the malformed mesh was accepted")
+    };
+    let s = e.to_string();
+    assert_eq!(e.path(), Some("objects[1]"), "{s}");
+    assert!(
+        s.starts_with(&format!("{}: objects[1]: ", path.display())) && s.contains("body.obj"),
+        "{s}"
+    );
+}
+
 #[test]
 fn mesh_path_resolves_against_scene_directory() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,0 +1,120 @@
+//! From a [`BuiltScene`] to a ready [`Simulation`]: the solver's colliders,
+//! handles, self-collision and integrator settings (DESIGN §5-§8). This is
+//! what `weft run` simulates, so tests and library users that load a scene
+//! file get exactly the CLI's simulation.
+
+use crate::{BuiltScene, ColliderShape, ColliderSpec, PreconditionerChoice, SceneError};
+use nalgebra::Vector3;
+use weft_solver::assembly::SelfContact;
+use weft_solver::collide::{
+    Capsule, CollideError, Collider, Plane, RigidMotion, SelfCollision, Shape, Sphere, TriangleMesh,
+};
+use weft_solver::{Handle, LinearSolver, Settings, Simulation};
+
+/// Converts a scene collider into the solver's collider and its contact
+/// margin δ (m).
+///
+/// # Errors
+/// [`CollideError`] for a degenerate shape (zero plane normal, radius
+/// ≤ 0), an unreadable or malformed OBJ file, or keyframes out of order.
+pub fn collider(spec: &ColliderSpec) -> Result<(Collider, f64), CollideError> {
+    let v = Vector3::from;
+    let shape: Shape = match &spec.shape {
+        ColliderShape::Plane { point, normal } => Plane::new(v(*point), v(*normal))?.into(),
+        ColliderShape::Sphere { center, radius } => Sphere::new(v(*center), *radius)?.into(),
+        ColliderShape::Capsule { a, b, radius } => Capsule::new(v(*a), v(*b), *radius)?.into(),
+        ColliderShape::Mesh {
+            path,
+            translation,
+            scale,
+        } => TriangleMesh::from_obj(path, *scale, v(*translation))?.into(),
+    };
+    let mut c = Collider::new(shape, spec.stiffness, spec.friction)?;
+    if !spec.keyframes.is_empty() {
+        c = c.with_motion(RigidMotion::from_translations(&spec.keyframes)?);
+    }
+    Ok((c, spec.margin))
+}
+
+impl BuiltScene {
+    /// The simulation of this scene: fabric, gravity, colliders (file
+    /// order), handles, self-collision (contact distance `d0` = the largest
+    /// yarn diameter of the fabric plus the scene's margin; the broad phase
+    /// keeps pairs within `2 d0` so approaching pairs are seen) and the
+    /// time-step and Newton/PCG settings of the file. `one_iteration` is
+    /// `weft run --one-iteration` (one Newton iteration per step).
+    ///
+    /// # Errors
+    /// [`SceneError::Collider`] naming the file and the JSON path of the
+    /// collider (`objects[i]`) or `self_collision` that the solver rejects.
+    pub fn simulation(self, one_iteration: bool) -> Result<Simulation, SceneError> {
+        let file = if self.source.as_os_str().is_empty() {
+            "<scene>".to_owned()
+        } else {
+            self.source.display().to_string()
+        };
+        let rejected = |path: String, error: CollideError| SceneError::Collider {
+            file: file.clone(),
+            path,
+            error: Box::new(error),
+        };
+        let ts = &self.time_step;
+        let it = &self.integrator;
+        let settings = Settings {
+            dt: ts.dt,
+            adaptive: ts.adaptive,
+            dt_min: ts.dt_min,
+            dt_max: ts.dt_max,
+            newton_max_iterations: it.newton_max_iterations,
+            newton_tolerance: it.newton_tolerance,
+            cg_tolerance: it.cg_tolerance,
+            cg_max_iterations: it.cg_max_iterations,
+            one_iteration,
+            linear_solver: match it.preconditioner {
+                PreconditionerChoice::Auto => LinearSolver::Auto,
+                PreconditionerChoice::Cholesky => LinearSolver::Cholesky,
+                PreconditionerChoice::Multigrid => LinearSolver::Multigrid,
+                PreconditionerChoice::BlockJacobi => LinearSolver::BlockJacobi,
+            },
+            ..Settings::default()
+        };
+        let handles = self
+            .handles
+            .iter()
+            .map(|h| Handle {
+                nodes: h.nodes.clone(),
+                keyframes: h.keyframes.clone(),
+            })
+            .collect();
+        let colliders = self
+            .colliders
+            .iter()
+            .map(|c| collider(c).map_err(|e| rejected(format!("objects[{}]", c.object), e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let self_contact = match &self.self_collision {
+            Some(sc) => {
+                let radius = self
+                    .fabric
+                    .materials
+                    .iter()
+                    .map(|m| m.radius)
+                    .fold(0.0, f64::max);
+                let d0 = 2.0 * radius + sc.margin;
+                let detector =
+                    SelfCollision::from_fabric(&self.fabric, 2.0 * d0, sc.exclusion_hops)
+                        .map_err(|e| rejected("self_collision".into(), e))?;
+                Some(SelfContact {
+                    detector,
+                    d0,
+                    stiffness: sc.stiffness,
+                    contacts: Vec::new(),
+                })
+            }
+            None => None,
+        };
+        let mut sim = Simulation::new(self.fabric, Vector3::from(self.gravity), settings, handles);
+        sim.assembler.contact.colliders = colliders;
+        sim.assembler.contact.self_collision = self_contact;
+        Ok(sim)
+    }
+}
