@@ -2,22 +2,86 @@
 //! obeys beam theory. Static equilibria are reached by backward Euler with
 //! large steps and Rayleigh mass damping (α), which changes the path but not
 //! the equilibrium.
+//!
+//! The two experiments are the scene files
+//! `data/scenes/euler_bernoulli_cantilever.json` and
+//! `data/scenes/elastic_catenary.json` (yarn radius 0.25 mm, density
+//! 130 kg/m³, gravity 9.81 m/s², Rayleigh α = 30/s, steps from 10 ms up to
+//! 50 ms, Newton tolerance 1e-9); the tests check that each file is the
+//! scene defined here and simulate the file as `weft run` does.
 
-use nalgebra::Vector3;
-use weft::core::{Damping, FabricBuilder, Material, YarnSpec};
-use weft::solver::{Settings, Simulation};
+mod common;
+
+use weft::solver::Simulation;
 
 const G: f64 = 9.81;
+/// Yarn radius R (m) and density ρ (kg/m³).
+const RADIUS: f64 = 0.25e-3;
+const DENSITY: f64 = 130.0;
 
-fn yarn_material(k_s: f64, k_b: f64) -> Material {
-    let mut m = Material::from_young_modulus("yarn", 1.0, 0.25e-3, 130.0);
-    m.stretch_stiffness = k_s;
-    m.bending_stiffness = k_b;
-    m.damping = Damping::Rayleigh {
-        alpha: 30.0,
-        beta: 0.0,
-    };
-    m
+/// Linear density ρπR² (kg/m).
+fn rho_l() -> f64 {
+    DENSITY * std::f64::consts::PI * RADIUS * RADIUS
+}
+
+/// A scene file holding one yarn through `nodes`, pinned at `pinned`, with
+/// stretch and bending stiffness `k_s` (N), `k_b` (N m²), optional rest
+/// lengths, simulated for `duration` (s).
+fn yarn_scene(
+    nodes: &[[f64; 3]],
+    pinned: &[usize],
+    rest_lengths: Option<&[f64]>,
+    k_s: f64,
+    k_b: f64,
+    duration: f64,
+) -> String {
+    let list = |v: Vec<String>| v.join(", ");
+    let nodes = list(
+        nodes
+            .iter()
+            .map(|p| format!("[{:?}, {:?}, {:?}]", p[0], p[1], p[2]))
+            .collect(),
+    );
+    let pinned = list(pinned.iter().map(|i| i.to_string()).collect());
+    let rest = rest_lengths.map_or(String::new(), |r| {
+        format!(
+            ",\n      \"rest_lengths\": [{}]",
+            list(r.iter().map(|l| format!("{l:?}")).collect())
+        )
+    });
+    format!(
+        r#"{{
+  "duration": {duration:?},
+  "time_step": {{"dt": 0.01, "adaptive": true, "dt_max": 0.05}},
+  "integrator": {{"newton_tolerance": 1e-9}},
+  "output": {{"interval": 0.1, "formats": ["obj"]}},
+  "gravity": [0.0, {gy:?}, 0.0],
+  "materials": {{
+    "yarn": {{
+      "radius": {RADIUS:?}, "density": {DENSITY:?},
+      "stretch_stiffness": {k_s:?}, "bending_stiffness": {k_b:?},
+      "damping": {{"model": "rayleigh", "alpha": 30.0, "beta": 0.0}}
+    }}
+  }},
+  "objects": [
+    {{
+      "type": "yarn", "material": "yarn",
+      "nodes": [{nodes}],
+      "pinned": [{pinned}]{rest}
+    }}
+  ]
+}}
+"#,
+        gy = -G,
+    )
+}
+
+/// Checks `data/scenes/<name>` against `text` and returns its simulation.
+fn shipped(name: &str, text: &str) -> Simulation {
+    common::check_scene_file(name, text);
+    common::built_scene(name)
+        .simulation(false)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn settle(sim: &mut Simulation, t: f64) {
@@ -38,25 +102,12 @@ fn settle(sim: &mut Simulation, t: f64) {
 fn clamped_yarn_deflects_as_euler_bernoulli() {
     let (n, len) = (40usize, 0.05);
     let k_b = 1e-5;
-    let m = yarn_material(500.0, k_b);
-    let rho_l = m.linear_density();
+    let rho_l = rho_l();
     let l = len / n as f64;
     let nodes: Vec<[f64; 3]> = (0..=n).map(|i| [i as f64 * l, 0.0, 0.0]).collect();
-    let mut b = FabricBuilder::new(vec![m]).unwrap();
-    let mut y = YarnSpec::new("yarn", nodes);
-    y.pinned = vec![0, 1];
-    b.add_yarn(&y).unwrap();
-    let settings = Settings {
-        dt: 1e-2,
-        dt_max: 0.05,
-        newton_tolerance: 1e-9,
-        ..Default::default()
-    };
-    let mut sim = Simulation::new(
-        b.build().unwrap(),
-        Vector3::new(0.0, -G, 0.0),
-        settings,
-        vec![],
+    let mut sim = shipped(
+        "euler_bernoulli_cantilever.json",
+        &yarn_scene(&nodes, &[0, 1], None, 500.0, k_b, 2.0),
     );
     settle(&mut sim, 2.0);
     let free = len - 0.5 * l;
@@ -82,8 +133,7 @@ fn clamped_yarn_deflects_as_euler_bernoulli() {
 #[test]
 fn yarn_pinned_at_both_ends_hangs_as_elastic_catenary() {
     let (n, span, s_len, ea) = (60usize, 0.1, 0.12, 2e-3);
-    let m = yarn_material(ea, 0.0);
-    let w = m.linear_density() * G;
+    let w = rho_l() * G;
     // Solve x(S) = D for H by bisection.
     let v = w * s_len / 2.0;
     let x_end = |h: f64| h * s_len / ea + 2.0 * h / w * (v / h).asinh();
@@ -111,22 +161,10 @@ fn yarn_pinned_at_both_ends_hangs_as_elastic_catenary() {
             [x, -sag0 * (1.0 - t * t), 0.0]
         })
         .collect();
-    let mut b = FabricBuilder::new(vec![m]).unwrap();
-    let mut y = YarnSpec::new("yarn", nodes);
-    y.pinned = vec![0, n];
-    y.rest_lengths = Some(vec![s_len / n as f64; n]);
-    b.add_yarn(&y).unwrap();
-    let settings = Settings {
-        dt: 1e-2,
-        dt_max: 0.05,
-        newton_tolerance: 1e-9,
-        ..Default::default()
-    };
-    let mut sim = Simulation::new(
-        b.build().unwrap(),
-        Vector3::new(0.0, -G, 0.0),
-        settings,
-        vec![],
+    let rest = vec![s_len / n as f64; n];
+    let mut sim = shipped(
+        "elastic_catenary.json",
+        &yarn_scene(&nodes, &[0, n], Some(&rest), ea, 0.0, 4.0),
     );
     settle(&mut sim, 4.0);
     let sag = -z_at(s_len / 2.0);

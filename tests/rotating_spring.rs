@@ -20,33 +20,36 @@
 //! first order in h as expected). A 1.5 % loss moves r* by 0.4 % and the
 //! kinetic energy by 2.2 %: asserted within 1.5 % (angular momentum), 1 %
 //! (radius) and 3 % (kinetic energy).
+//!
+//! The three runs are the shipped scenes
+//! `data/scenes/rotating_spring_{strain_rate,rayleigh,undamped}.json`
+//! (h = 1e-4 s fixed, Newton tolerance 1e-9), simulated as `weft run` does.
+
+mod common;
 
 use nalgebra::Vector3;
-use weft::core::{Damping, FabricBuilder, Material, ModeCoefficients, YarnSpec};
-use weft::solver::{Settings, Simulation};
+use weft::core::{Damping, ModeCoefficients};
+use weft::solver::Simulation;
 
 const L: f64 = 2.0;
 const K: f64 = 100.0;
 const V0: f64 = 20.0;
 
-fn spring(damping: Damping) -> Simulation {
-    let mut m = Material::from_young_modulus("spring", 1.0, 0.01, 0.0);
-    m.stretch_stiffness = K * L; // k_s = k L: V = ½ k_s Δu ε² = ½ k (r - L)²
-    m.bending_stiffness = 0.0;
-    m.damping = damping;
-    let mut b = FabricBuilder::new(vec![m]).unwrap();
-    let mut y = YarnSpec::new("spring", vec![[0.0; 3], [L, 0.0, 0.0]]);
-    y.pinned = vec![0];
-    y.point_masses = vec![(1, 1.0)];
-    y.initial_velocities = vec![(1, [0.0, V0, 0.0])];
-    b.add_yarn(&y).unwrap();
-    let settings = Settings {
-        dt: 1e-4,
-        adaptive: false,
-        newton_tolerance: 1e-9,
-        ..Default::default()
-    };
-    Simulation::new(b.build().unwrap(), Vector3::zeros(), settings, vec![])
+/// The simulation of `data/scenes/<file>`, checked to be the spring above
+/// (`k_s = k L`, so `V = ½ k_s Δu ε² = ½ k (r - L)²`) with `damping`.
+fn spring(file: &str, damping: Damping) -> Simulation {
+    let built = common::built_scene(file);
+    let f = &built.fabric;
+    assert_eq!(f.node_count(), 2, "{file}");
+    assert_eq!(f.materials[0].stretch_stiffness, K * L, "{file}");
+    assert_eq!(f.materials[0].damping, damping, "{file}");
+    assert_eq!(f.point_mass[1], 1.0, "{file}");
+    assert_eq!(f.initial.x_dot[1], Vector3::new(0.0, V0, 0.0), "{file}");
+    assert_eq!(f.initial.x[1], Vector3::new(L, 0.0, 0.0), "{file}");
+    assert_eq!(built.gravity, [0.0; 3], "{file}");
+    assert_eq!(built.time_step.dt, 1e-4, "{file}");
+    assert!(!built.time_step.adaptive, "{file}");
+    built.simulation(false).unwrap()
 }
 
 /// Runs to `t_end`, returning (radius, |angular momentum|, kinetic energy) at
@@ -91,10 +94,13 @@ fn strain_rate_damping_settles_into_circular_motion() {
     assert!((r_star - 2.7605).abs() < 1e-3);
     let l0 = L * V0;
     let ke_star = l0 * l0 / (2.0 * r_star * r_star);
-    let mut sim = spring(Damping::StrainRate(ModeCoefficients {
-        stretch: 20.0,
-        ..Default::default()
-    }));
+    let mut sim = spring(
+        "rotating_spring_strain_rate.json",
+        Damping::StrainRate(ModeCoefficients {
+            stretch: 20.0,
+            ..Default::default()
+        }),
+    );
     let (r, l, ke, rmin, rmax) = run(&mut sim, 3.0);
     assert!((l / l0 - 1.0).abs() < 0.015, "angular momentum {l} vs {l0}");
     assert!((r / r_star - 1.0).abs() < 0.01, "radius {r} vs {r_star}");
@@ -132,10 +138,13 @@ fn strain_rate_damping_settles_into_circular_motion() {
 
 #[test]
 fn rayleigh_damping_brings_the_mass_toward_a_stop() {
-    let mut sim = spring(Damping::Rayleigh {
-        alpha: 0.0,
-        beta: 0.05,
-    });
+    let mut sim = spring(
+        "rotating_spring_rayleigh.json",
+        Damping::Rayleigh {
+            alpha: 0.0,
+            beta: 0.05,
+        },
+    );
     let (_, l, ke, _, _) = run(&mut sim, 3.0);
     let l0 = L * V0;
     // Strain-rate damping keeps ~105 J and all of ℓ; Rayleigh loses most.
@@ -145,7 +154,7 @@ fn rayleigh_damping_brings_the_mass_toward_a_stop() {
 
 #[test]
 fn without_damping_the_radial_oscillation_persists() {
-    let mut sim = spring(Damping::None);
+    let mut sim = spring("rotating_spring_undamped.json", Damping::None);
     let (_, l, _, rmin, rmax) = run(&mut sim, 3.0);
     let l0 = L * V0;
     assert!((l / l0 - 1.0).abs() < 0.015, "angular momentum {l} vs {l0}");

@@ -29,6 +29,17 @@
 //! | stretch | 20 × 20 = 400 nodes, k_s = 500 N, k_b = 1e-3 N m² | the first two weft yarns (columns 0 and 1) pinned: a clamped edge | axial vibration of the warp yarns (in plane, along x), clamped-free | out-of-plane flapping (along y), the cantilever's first bending mode |
 //! | bending | 20 warp × 19 weft = 380 nodes, k_s = 500 N, k_b = 1e-4 N m² | the first and last weft yarns pinned | out-of-plane vibration, first pinned-pinned bending mode `sin(πs/L)` | axial vibration `sin(πs/L)` of the warp yarns |
 //!
+//! The four scenes ship as `data/scenes/sbo17_stretch_calibration.json`,
+//! `sbo17_stretch_test.json`, `sbo17_bending_calibration.json` and
+//! `sbo17_bending_test.json`, each with its pair's reference strain-rate
+//! damping (below) and one output frame per step, so
+//! `weft run data/scenes/sbo17_stretch_test.json --out out/` followed by
+//! `weft analyze damping out/energy.csv` gives the table's ζ; change the
+//! file's `damping` to `{"model": "rayleigh", "beta": ...}` or `"none"` for
+//! the other columns. The tests check each file against the definitions
+//! here (`shipped_scene_files_are_the_documented_scenes`), simulate the
+//! files as `weft run` does, and swap in the other damping models.
+//!
 //! Each motion starts from the rest shape with an initial velocity field
 //! `v(s) = V φ(s)` along the motion's direction, the same on every warp yarn,
 //! with `φ` the continuum mode shape of the motion (s measured along the warp
@@ -101,16 +112,15 @@
 //! and 2.4e-7 (bending pair). Every fitted ζ is within 1e-5 of its
 //! backward-Euler prediction.
 
+mod common;
+
 use std::sync::OnceLock;
 use std::time::Instant;
 
 use nalgebra::Vector3;
-use weft::core::{
-    Damping, Fabric, FabricBuilder, Material, ModeCoefficients, NodeSelector, PatchEdge,
-    WovenPatchSpec,
-};
+use weft::core::{Damping, ModeCoefficients};
 use weft::potentials::{bending, inertia};
-use weft::solver::{Settings, Simulation};
+use weft::solver::Simulation;
 use weft_analysis::{DampingFit, DampingFitOptions, fit_damping};
 
 use std::f64::consts::PI;
@@ -274,57 +284,134 @@ impl Scene {
         2.0 * PI / self.omega() / STEPS_PER_PERIOD
     }
 
-    /// The fabric with its supports, edge point masses and initial
-    /// velocities.
-    fn fabric(&self, damping: Damping) -> Fabric {
-        let mut m = Material::from_young_modulus("yarn", 1.0, RADIUS, DENSITY);
-        m.stretch_stiffness = self.k_s;
-        m.bending_stiffness = self.k_b;
-        m.damping = damping;
+    /// The scene file in `data/scenes/`.
+    fn file_name(&self) -> &'static str {
+        match (self.support, self.motion) {
+            (Support::Cantilever, Motion::Axial) => "sbo17_stretch_calibration.json",
+            (Support::Cantilever, Motion::Transverse) => "sbo17_stretch_test.json",
+            (Support::PinnedPinned, Motion::Transverse) => "sbo17_bending_calibration.json",
+            (Support::PinnedPinned, Motion::Axial) => "sbo17_bending_test.json",
+        }
+    }
+
+    /// The pair's reference strain-rate damping, which the shipped file
+    /// carries (the tests swap in the other models and sweeps).
+    fn reference_damping(&self) -> Damping {
+        match self.support {
+            Support::Cantilever => strain_rate(Motion::Axial, stretch_kd_reference()),
+            Support::PinnedPinned => strain_rate(Motion::Transverse, bending_kd()),
+        }
+    }
+
+    /// The scene file's text, from the definitions above: supports, edge
+    /// point masses, initial velocities `v(s) = V φ(s)` on every free node,
+    /// the reference damping, no gravity, steps fixed at [`Scene::h`]
+    /// (`adaptive` with `dt = dt_max`, so only a rejection could change
+    /// it), Newton tolerance [`NEWTON_TOLERANCE`], [`PERIODS`] periods and
+    /// one output frame per step (so `weft analyze damping energy.csv`
+    /// fits ζ from the same samples as these tests).
+    fn document(&self) -> String {
         let [n_warp, n_weft] = self.yarn_counts;
-        let mut spec = WovenPatchSpec::new(
-            "yarn",
-            [SPACING * (n_weft - 1) as f64, SPACING * (n_warp - 1) as f64],
-            [n_warp, n_weft],
-            [0.0; 3],
-        );
-        spec.sliding = false;
-        spec.pinned = match self.support {
-            Support::PinnedPinned => vec![
-                NodeSelector::Edge(PatchEdge::WarpStart),
-                NodeSelector::Edge(PatchEdge::WarpEnd),
-            ],
-            Support::Cantilever => {
-                let mut p = vec![NodeSelector::Edge(PatchEdge::WarpStart)];
-                p.extend((0..n_warp).map(|k| NodeSelector::Index(k * n_weft + 1)));
-                p
-            }
+        let h = self.h();
+        let steps = (PERIODS * STEPS_PER_PERIOD).round();
+        let pinned: Vec<String> = match self.support {
+            Support::PinnedPinned => vec!["\"edge:warp_start\"".into(), "\"edge:warp_end\"".into()],
+            Support::Cantilever => std::iter::once("\"edge:warp_start\"".to_string())
+                .chain((0..n_warp).map(|k| (k * n_weft + 1).to_string()))
+                .collect(),
         };
-        let mut b = FabricBuilder::new(vec![m]).unwrap();
-        b.add_woven_patch(&spec).unwrap();
-        let mut f = b.build().unwrap();
-        let dir = match self.motion {
-            Motion::Axial => Vector3::x(),
-            Motion::Transverse => Vector3::y(),
+        let first_free = match self.support {
+            Support::PinnedPinned => 1,
+            Support::Cantilever => 2,
+        };
+        let last_free = match self.support {
+            Support::PinnedPinned => n_weft - 2,
+            Support::Cantilever => n_weft - 1,
         };
         // Peak velocity: strain amplitude times the wave speed along the
         // warp (axial), deflection amplitude times ω (transverse).
-        let v0 = match self.motion {
-            Motion::Axial => self.amplitude * (self.k_s / (2.0 * rho_l())).sqrt(),
-            Motion::Transverse => self.amplitude * self.omega(),
+        let (v0, axis) = match self.motion {
+            Motion::Axial => (self.amplitude * (self.k_s / (2.0 * rho_l())).sqrt(), 0),
+            Motion::Transverse => (self.amplitude * self.omega(), 1),
         };
+        let mut velocities = Vec::new();
         for k in 0..n_warp {
-            for l in 0..n_weft {
-                let i = k * n_weft + l;
-                if k == 0 || k == n_warp - 1 {
-                    f.point_mass[i] += 0.5 * rho_l() * SPACING;
-                }
-                if f.free[i][0] {
-                    f.initial.x_dot[i] = dir * (v0 * self.shape(self.s_of(l)));
-                }
+            for l in first_free..=last_free {
+                let mut v = [0.0; 3];
+                v[axis] = v0 * self.shape(self.s_of(l));
+                velocities.push(format!(
+                    "        \"{}\": [{:?}, {:?}, {:?}]",
+                    k * n_weft + l,
+                    v[0],
+                    v[1],
+                    v[2]
+                ));
             }
         }
-        f
+        let damping = match self.reference_damping() {
+            Damping::StrainRate(c) if c.stretch > 0.0 => {
+                format!(
+                    "{{\"model\": \"strain_rate\", \"stretch\": {:?}}}",
+                    c.stretch
+                )
+            }
+            Damping::StrainRate(c) => {
+                format!(
+                    "{{\"model\": \"strain_rate\", \"bending\": {:?}}}",
+                    c.bending
+                )
+            }
+            other => unreachable!("reference damping is strain rate, got {other:?}"),
+        };
+        let point_mass = 0.5 * rho_l() * SPACING;
+        format!(
+            r#"{{
+  "duration": {duration:?},
+  "time_step": {{"dt": {h:?}, "adaptive": true, "dt_min": {dt_min:?}, "dt_max": {h:?}}},
+  "integrator": {{"newton_tolerance": {NEWTON_TOLERANCE:?}}},
+  "output": {{"interval": {h:?}, "formats": ["obj"]}},
+  "gravity": [0.0, 0.0, 0.0],
+  "materials": {{
+    "yarn": {{
+      "radius": {RADIUS:?}, "density": {DENSITY:?},
+      "stretch_stiffness": {k_s:?}, "bending_stiffness": {k_b:?},
+      "damping": {damping}
+    }}
+  }},
+  "objects": [
+    {{
+      "type": "woven_patch", "material": "yarn",
+      "size": [{size_warp:?}, {size_weft:?}], "yarn_counts": [{n_warp}, {n_weft}],
+      "center": [0.0, 0.0, 0.0], "normal": [0.0, 1.0, 0.0], "warp_direction": [1.0, 0.0, 0.0],
+      "sliding": false,
+      "pinned": [{pinned}],
+      "point_masses": {{"edge:weft_start": {point_mass:?}, "edge:weft_end": {point_mass:?}}},
+      "initial_velocities": {{
+{velocities}
+      }}
+    }}
+  ]
+}}
+"#,
+            duration = steps * h,
+            dt_min = 1e-3 * h,
+            k_s = self.k_s,
+            k_b = self.k_b,
+            size_warp = SPACING * (n_weft - 1) as f64,
+            size_weft = SPACING * (n_warp - 1) as f64,
+            pinned = pinned.join(", "),
+            velocities = velocities.join(",\n"),
+        )
+    }
+
+    /// The simulation of the shipped scene file (exactly what `weft run`
+    /// builds), with `damping` in place of the file's reference damping.
+    fn simulation(&self, damping: Damping) -> Simulation {
+        let mut built = common::built_scene(self.file_name());
+        // Damping enters only the elements' evaluation, never the fabric's
+        // construction, so it can be swapped on the built fabric.
+        built.fabric.materials[0].damping = damping;
+        built.simulation(false).unwrap_or_else(|e| panic!("{e}"))
     }
 }
 
@@ -422,15 +509,8 @@ fn observe(sim: &Simulation) -> (f64, f64, f64) {
 fn run(scene: &Scene, damping: Damping) -> Run {
     let start = Instant::now();
     let h = scene.h();
-    let settings = Settings {
-        dt: h,
-        dt_max: h,
-        dt_min: 1e-3 * h,
-        adaptive: true,
-        newton_tolerance: NEWTON_TOLERANCE,
-        ..Default::default()
-    };
-    let mut sim = Simulation::new(scene.fabric(damping), Vector3::zeros(), settings, vec![]);
+    let mut sim = scene.simulation(damping);
+    assert_eq!(sim.settings.dt_max, h, "{}: fixed step", scene.file_name());
     let steps = (PERIODS * STEPS_PER_PERIOD).round() as usize;
     let (ke0, es0, eb0) = observe(&sim);
     // The direct kinetic energy is the solver's (Eulerian mass plus point
@@ -708,6 +788,33 @@ fn report(name: &str, runs: &[(String, &Run)]) {
 fn assert_no_rejections(runs: &[(String, &Run)]) {
     for (label, r) in runs {
         assert_eq!(r.rejections, 0, "{label}: steps were rejected");
+    }
+}
+
+/// The four scene files in `data/scenes/` are the scenes documented above
+/// (supports, point masses, mode-shape initial velocities, reference
+/// damping, fixed step), generated from the same definitions the tests'
+/// predictions use. `WEFT_BLESS_SCENES=1 cargo test --test
+/// sbo17_calibration shipped_scene_files` rewrites them after a change.
+#[test]
+fn shipped_scene_files_are_the_documented_scenes() {
+    for scene in [STRETCH_CAL, STRETCH_TEST, BENDING_CAL, BENDING_TEST] {
+        common::check_scene_file(scene.file_name(), &scene.document());
+        // And the built fabric is the documented one: 400 or 380 nodes,
+        // edge yarns carrying the extra ρ_l ℓ/2 per node, every free node
+        // moving along the motion's axis.
+        let sim = scene.simulation(Damping::None);
+        let f = &sim.assembler.fabric;
+        let [n_warp, n_weft] = scene.yarn_counts;
+        assert_eq!(f.node_count(), n_warp * n_weft);
+        for k in 0..n_warp {
+            for l in 0..n_weft {
+                let i = k * n_weft + l;
+                let edge = k == 0 || k == n_warp - 1;
+                let pm = if edge { 0.5 * rho_l() * SPACING } else { 0.0 };
+                assert!((f.point_mass[i] - pm).abs() < 1e-15, "node {i} point mass");
+            }
+        }
     }
 }
 
