@@ -230,7 +230,7 @@ fn bad_scenes_name_file_path_and_expectation() {
 #[test]
 fn bench_json_has_the_design_record_layout() {
     let o = weft()
-        .args(["bench", "--json", "--nodes", "100", "--step-max-nodes", "0"])
+        .args(["bench", "--json", "--nodes", "100"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -256,6 +256,27 @@ fn bench_json_has_the_design_record_layout() {
     assert_eq!(r["nodes"], 100);
     assert_eq!(r["dofs"], 500);
     assert!(r["spmv_gbps"].as_f64().unwrap() > 0.0 && r["copy_gbps"].as_f64().unwrap() > 0.0);
+    // Every figure is measured, none left null: the full step runs at this
+    // size (the default --step-max-nodes is 10^4).
+    for key in [
+        "blocks",
+        "matrix_bytes",
+        "assembly_s",
+        "pcg_iteration_s",
+        "pcg_floor_ratio",
+        "step_s",
+    ] {
+        let x = r[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key} = {}", r[key]));
+        assert!(x > 0.0 && x.is_finite(), "{key} = {x}");
+    }
+    assert!(r["newton_iterations"].as_u64().unwrap() >= 1);
+    assert!(r["cg_iterations"].as_u64().unwrap() >= 1);
+    // The floor ratio is the PCG time over the copy time of pcg_bytes.
+    let ratio = r["pcg_iteration_s"].as_f64().unwrap() * r["copy_gbps"].as_f64().unwrap() * 1e9
+        / r["pcg_bytes"].as_f64().unwrap();
+    assert!((ratio / r["pcg_floor_ratio"].as_f64().unwrap() - 1.0).abs() < 1e-9);
     // The step's own peak (reset before the probe) holds at least the
     // matrix and at most the process peak.
     if let Some(step_peak) = r["step_peak_bytes_per_node"].as_f64() {
