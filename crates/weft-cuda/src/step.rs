@@ -433,8 +433,8 @@ impl<'b> CudaSimulation<'b> {
     /// `anchors` as of the last sync (stale within the call).
     ///
     /// # Errors
-    /// [`SolverError::StepTooSmall`] as on the CPU,
-    /// [`SolverError::Backend`] for a device failure.
+    /// [`SolverError::StepTooSmall`] and [`SolverError::FixedStepRejected`]
+    /// as on the CPU, [`SolverError::Backend`] for a device failure.
     pub fn advance_to(
         &mut self,
         t_end: f64,
@@ -740,8 +740,9 @@ impl StepBackend for EmulatedStep {
 /// as [`CudaSimulation::advance_to`] syncs.
 ///
 /// # Errors
-/// [`SolverError::StepTooSmall`] as on the CPU; [`SolverError::Backend`]
-/// when the host build of the kernels is unavailable.
+/// [`SolverError::StepTooSmall`] and [`SolverError::FixedStepRejected`] as
+/// on the CPU; [`SolverError::Backend`] when the host build of the kernels
+/// is unavailable.
 pub fn advance_emulated(
     sim: &mut Simulation,
     backend: &mut EmulatedStep,

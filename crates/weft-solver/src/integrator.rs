@@ -80,7 +80,9 @@ pub struct Settings {
     pub newton_max_iterations: usize,
     /// Relative residual tolerance of Newton (see module docs).
     pub newton_tolerance: f64,
-    /// Relative residual tolerance of PCG (`|r| ≤ tol |b|`).
+    /// Relative residual tolerance of PCG (`|r| ≤ tol |b|`): that of every
+    /// solve with fixed forcing; with adaptive forcing the lower bound of
+    /// the forcing term (module docs).
     pub cg_tolerance: f64,
     /// PCG iteration limit.
     pub cg_max_iterations: usize,
@@ -269,6 +271,19 @@ pub enum SolverError {
         /// The limit (s).
         dt_min: f64,
         /// The last rejection.
+        reason: Rejection,
+    },
+    /// A step of a fixed-step run (`adaptive: false`) was rejected: there
+    /// is no smaller step to retry with.
+    #[error(
+        "step of {h:e} s rejected at t = {t:.6} s with adaptive stepping off (a smaller dt or adaptive: true may pass): {reason}"
+    )]
+    FixedStepRejected {
+        /// Simulated time (s).
+        t: f64,
+        /// The step (s).
+        h: f64,
+        /// Why it was rejected.
         reason: Rejection,
     },
     /// The step backend itself failed (e.g. a CUDA driver call).
@@ -627,7 +642,9 @@ impl Simulation {
     /// stats of the accepted steps.
     ///
     /// # Errors
-    /// [`SolverError::StepTooSmall`] when a step below `dt_min` is rejected.
+    /// [`SolverError::StepTooSmall`] when a step below `dt_min` is rejected;
+    /// [`SolverError::FixedStepRejected`] when a step is rejected with
+    /// adaptive stepping off.
     pub fn advance_to(
         &mut self,
         t_end: f64,
@@ -648,7 +665,9 @@ impl Simulation {
     ///
     /// # Errors
     /// [`SolverError::StepTooSmall`] when a step below `dt_min` is rejected;
-    /// [`SolverError::Backend`] when `try_step` fails.
+    /// [`SolverError::FixedStepRejected`] when a step is rejected with
+    /// adaptive stepping off; [`SolverError::Backend`] when `try_step`
+    /// fails.
     pub fn advance_with<E: std::fmt::Display>(
         &mut self,
         t_end: f64,
@@ -679,7 +698,14 @@ impl Simulation {
                     *self.rejections.entry(reason.key()).or_insert(0) += 1;
                     self.accepted_in_row = 0;
                     let next = h * 0.5;
-                    if !self.settings.adaptive || next < self.settings.dt_min {
+                    if !self.settings.adaptive {
+                        return Err(SolverError::FixedStepRejected {
+                            t: self.t,
+                            h,
+                            reason,
+                        });
+                    }
+                    if next < self.settings.dt_min {
                         return Err(SolverError::StepTooSmall {
                             t: self.t,
                             dt_min: self.settings.dt_min,
