@@ -1,7 +1,8 @@
 //! `weft run SCENE.json --out DIR` (DESIGN §8): simulates a scene file and
 //! writes `energy.csv` (one row per output frame), `energy.svg` (the energy
-//! curves), `final_state.json` and per-frame geometry under `frames/`, with a
-//! progress bar and a one-line summary. Outputs are written atomically (energy rows are appended and
+//! curves), `final_state.json`, per-frame geometry under `frames/` and
+//! `run_summary.json` (steps, rejected steps by reason, iterations, wall
+//! time), with a progress bar and a one-line summary. Outputs are written atomically (energy rows are appended and
 //! flushed one by one), so a failed run keeps every frame it finished; on a
 //! solver failure the last good state is still written to `final_state.json`.
 
@@ -22,7 +23,8 @@ pub struct RunArgs {
     /// Output directory (created if missing; existing outputs are replaced).
     #[arg(long, short)]
     pub out: PathBuf,
-    /// No progress bar.
+    /// No progress bar and no engine line (the one-line summary at the end,
+    /// and errors, are still printed).
     #[arg(long, short)]
     pub quiet: bool,
     /// One Newton iteration per step (linearly implicit backward Euler).
@@ -38,13 +40,27 @@ pub struct RunArgs {
     pub backend: BackendChoice,
 }
 
-/// Summary of a finished run.
-#[derive(Debug, Clone, PartialEq)]
+/// Summary of a run, written as `DIR/run_summary.json` (also after a
+/// failed run, with `completed: false`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunSummary {
+    /// The scene file.
+    pub scene: String,
+    /// Whether the run reached the scene's duration.
+    pub completed: bool,
+    /// Simulated time reached (s).
+    pub t: f64,
     /// Accepted steps.
     pub steps: usize,
     /// Rejected step attempts.
     pub rejected: usize,
+    /// Rejected attempts by reason (DESIGN §5: `newton`, `non_finite`,
+    /// `arc_length_order`, `strain_jump`, ...).
+    pub rejections: std::collections::BTreeMap<String, usize>,
+    /// Newton and PCG iterations over all accepted steps.
+    pub newton_iterations: usize,
+    /// PCG iterations over all accepted steps.
+    pub cg_iterations: usize,
     /// Output frames written (including t = 0).
     pub frames: usize,
     /// Wall time (s).
@@ -95,6 +111,7 @@ pub fn run_scene(
     let mut engine = Engine::new(&selected, sim)?;
     std::fs::create_dir_all(out.join("frames"))
         .with_context(|| format!("cannot create {}", out.display()))?;
+    remove_stale_frames(out)?;
     let mut csv = EnergyCsv::create(out.join("energy.csv"))?;
     let frames = (duration / interval - 1e-9).ceil().max(1.0) as usize;
     let bar = if quiet {
@@ -118,7 +135,34 @@ pub fn run_scene(
             &engine.sim().state(),
         )?;
     }
-    let (mut steps, mut newton_total, mut cg_total) = (0usize, 0usize, 0usize);
+    let mut summary = RunSummary {
+        scene: scene.file_name(),
+        completed: false,
+        t: 0.0,
+        steps: 0,
+        rejected: 0,
+        rejections: Default::default(),
+        newton_iterations: 0,
+        cg_iterations: 0,
+        frames: 1,
+        wall_s: 0.0,
+        backend: engine_name,
+    };
+    // Records the simulation's counters into the summary and writes it.
+    let write_summary = |summary: &mut RunSummary, sim: &Simulation| -> Result<()> {
+        summary.t = sim.t;
+        summary.rejections = sim
+            .rejections
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), *v))
+            .collect();
+        summary.rejected = sim.rejections.values().sum();
+        summary.wall_s = start.elapsed().as_secs_f64();
+        weft_io::atomic_write(&out.join("run_summary.json"), |w| {
+            serde_json::to_writer_pretty(&mut *w, &*summary).map_err(std::io::Error::other)
+        })?;
+        Ok(())
+    };
     // Wall time in assemblies and in linear solves, over all steps.
     let (mut assemblies, mut assembly_s, mut solve_s) = (0usize, 0.0f64, 0.0f64);
     for k in 1..=frames {
@@ -128,37 +172,42 @@ pub fn run_scene(
             k as f64 * interval
         };
         let (mut newton, mut cg, mut last_h) = (0usize, 0usize, engine.sim().h);
+        let mut steps = summary.steps;
         let result = engine.advance_to(t_k, |s, st| {
             newton += st.newton_iterations;
             cg += st.cg_iterations;
             last_h = st.h;
+            steps += 1;
             assemblies += st.assemblies;
             assembly_s += st.assembly_seconds;
             solve_s += st.solve_seconds;
+            let rejected: usize = s.rejections.values().sum();
             bar.set_message(format!(
-                "t {:.4} s  h {:.1e} s  newton {}  cg {}",
+                "t {:.4} s  step {steps} ({rejected} rejected)  h {:.1e} s  newton {}  cg {}",
                 s.t, st.h, st.newton_iterations, st.cg_iterations
             ));
         });
-        match result {
-            Ok(st) => steps += st.len(),
-            Err(e) => {
-                bar.abandon();
-                let sim = engine.sim();
-                weft_io::write_final_state(
-                    out.join("final_state.json"),
-                    &sim.state(),
-                    &sim.assembler.fabric,
-                )?;
-                bail!(
-                    "simulation failed: {e}\n  outputs up to t = {:.6} s are in {} (final_state.json holds the last good state)",
-                    sim.t,
-                    out.display()
-                );
-            }
+        summary.steps = steps;
+        summary.newton_iterations += newton;
+        summary.cg_iterations += cg;
+        if let Err(e) = result {
+            bar.abandon();
+            let sim = engine.sim();
+            weft_io::write_final_state(
+                out.join("final_state.json"),
+                &sim.state(),
+                &sim.assembler.fabric,
+            )?;
+            write_summary(&mut summary, sim)?;
+            bail!(
+                "simulation failed: {e}\n  after {} accepted steps and {} rejected ({}); outputs up to t = {:.6} s are in {} (final_state.json holds the last good state, run_summary.json the counts)",
+                summary.steps,
+                summary.rejected,
+                reasons(&summary),
+                sim.t,
+                out.display()
+            );
         }
-        newton_total += newton;
-        cg_total += cg;
         let r = row(engine.sim_mut(), last_h, newton, cg);
         csv.append(&r)?;
         if write_obj {
@@ -168,6 +217,7 @@ pub fn run_scene(
                 &engine.sim().state(),
             )?;
         }
+        summary.frames += 1;
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -185,34 +235,59 @@ pub fn run_scene(
         &sim.state(),
         &sim.assembler.fabric,
     )?;
-    let rejected: usize = sim.rejections.values().sum();
-    let summary = RunSummary {
-        steps,
-        rejected,
-        frames: frames + 1,
-        wall_s: start.elapsed().as_secs_f64(),
-        backend: engine_name,
-    };
-    if !quiet {
-        let reasons: Vec<String> = sim
-            .rejections
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        eprintln!(
-            "weft run: {duration} s simulated on {engine_name} in {steps} steps ({rejected} rejected{}), {:.1} Newton and {:.0} CG iterations per step, {:.2} s wall ({assemblies} assemblies {assembly_s:.2} s, linear solves {solve_s:.2} s) -> {}",
-            if reasons.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", reasons.join(", "))
-            },
-            newton_total as f64 / steps.max(1) as f64,
-            cg_total as f64 / steps.max(1) as f64,
-            summary.wall_s,
-            out.display()
-        );
-    }
+    summary.completed = true;
+    write_summary(&mut summary, sim)?;
+    let steps = summary.steps.max(1) as f64;
+    eprintln!(
+        "weft run: {duration} s simulated on {engine_name} in {} steps ({} rejected{}), {:.1} Newton and {:.0} CG iterations per step, {:.2} s wall ({assemblies} assemblies {assembly_s:.2} s, linear solves {solve_s:.2} s) -> {}",
+        summary.steps,
+        summary.rejected,
+        if summary.rejections.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", reasons(&summary))
+        },
+        summary.newton_iterations as f64 / steps,
+        summary.cg_iterations as f64 / steps,
+        summary.wall_s,
+        out.display()
+    );
     Ok(summary)
+}
+
+/// `"newton 3, strain_jump 1"`, or `"none"`.
+fn reasons(summary: &RunSummary) -> String {
+    if summary.rejections.is_empty() {
+        return "none".into();
+    }
+    summary
+        .rejections
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Removes the frame files (`frames/frame_NNNNNN.*`) of an earlier run in
+/// `out`, so that the folder holds this run's frames only; other files are
+/// left alone.
+fn remove_stale_frames(out: &Path) -> Result<()> {
+    let dir = out.join("frames");
+    for entry in
+        std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?
+    {
+        let path = entry?.path();
+        let ours = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .and_then(|s| s.strip_prefix("frame_"))
+            .is_some_and(|n| n.len() == 6 && n.bytes().all(|b| b.is_ascii_digit()));
+        if ours && path.is_file() {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove the old frame {}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// `weft run`.

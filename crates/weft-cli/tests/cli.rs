@@ -227,6 +227,139 @@ fn bad_scenes_name_file_path_and_expectation() {
     );
 }
 
+/// A scene whose step cannot pass: a one-segment yarn (1 mm, so soft that
+/// its end moves freely for milliseconds: `k_s` = 1 nN, ω ≈ 9 rad/s) whose
+/// free end is launched at 1000 m/s, so its stretch strain changes by
+/// about 1000 · h / 1 mm per step, far above the 0.1 a step may change it
+/// (DESIGN §5), even at `dt_min`.
+fn runaway_scene(time_step: serde_json::Value) -> String {
+    serde_json::json!({
+        "duration": 0.01,
+        "time_step": time_step,
+        "output": {"interval": 0.005, "formats": ["obj"]},
+        "gravity": [0.0, 0.0, 0.0],
+        "materials": {"yarn": {"radius": 0.00025, "density": 130.0,
+            "stretch_stiffness": 1e-9, "bending_stiffness": 0.0}},
+        "objects": [{"type": "yarn", "material": "yarn",
+            "nodes": [[0, 0, 0], [0.001, 0, 0]], "pinned": [0],
+            "initial_velocities": {"1": [1000.0, 0.0, 0.0]}}]
+    })
+    .to_string()
+}
+
+/// A run whose step falls below `dt_min` fails with the reason and the
+/// element (segment and nodes), keeps the last good state in
+/// `final_state.json` and the rejection counts in `run_summary.json`; with
+/// adaptive stepping off the message says so instead of blaming `dt_min`.
+#[test]
+fn failing_step_names_reason_and_element_and_keeps_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, ts: serde_json::Value| {
+        let scene = dir.path().join(format!("{name}.json"));
+        std::fs::write(&scene, runaway_scene(ts)).unwrap();
+        let out = dir.path().join(name);
+        let o = weft()
+            .args(["run", "-q"])
+            .arg(&scene)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{name}: the runaway step passed");
+        (String::from_utf8_lossy(&o.stderr).into_owned(), out)
+    };
+    let (msg, out) = run(
+        "adaptive",
+        serde_json::json!({"dt": 1e-3, "adaptive": true, "dt_min": 1e-4}),
+    );
+    assert!(
+        msg.contains("time step fell below dt_min = 1e-4 s at t = 0.000000 s")
+            && msg.contains("stretch strain of segment 0 (nodes 0-1) changed by"),
+        "{msg}"
+    );
+    // 1 ms, 0.5 ms, 0.25 ms and 0.125 ms were tried; 62.5 µs is below dt_min.
+    assert!(
+        msg.contains("after 0 accepted steps and 4 rejected (strain_jump 4)"),
+        "{msg}"
+    );
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("final_state.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        state["x"][1],
+        serde_json::json!([0.001, 0.0, 0.0]),
+        "last good state"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run_summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["completed"], false);
+    assert_eq!(summary["steps"], 0);
+    assert_eq!(summary["rejected"], 4);
+    assert_eq!(summary["rejections"]["strain_jump"], 4);
+    assert!(out.join("frames/frame_000000.obj").is_file());
+
+    let (msg, _) = run("fixed", serde_json::json!({"dt": 1e-3, "adaptive": false}));
+    assert!(
+        msg.contains("step of 1e-3 s rejected at t = 0.000000 s with adaptive stepping off")
+            && msg.contains("segment 0 (nodes 0-1)")
+            && !msg.contains("dt_min"),
+        "{msg}"
+    );
+}
+
+/// A finished run writes `run_summary.json` with its counts, prints the
+/// one-line summary even with `-q`, and a second run into the same folder
+/// leaves only its own frames.
+#[test]
+fn run_summary_and_frames_of_a_rerun() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let scene = repo().join("data/scenes/rotating_spring_undamped.json");
+    let run = |scene: &Path| {
+        let o = weft()
+            .args(["run", "-q"])
+            .arg(scene)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let msg = run(&scene);
+    assert!(
+        msg.contains("weft run: 3 s simulated on cpu in 30000 steps (0 rejected)"),
+        "{msg}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run_summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["completed"], true);
+    assert_eq!(summary["steps"], 30000);
+    assert_eq!(summary["rejected"], 0);
+    assert_eq!(summary["frames"], 301);
+    assert!(summary["newton_iterations"].as_u64().unwrap() >= 30000);
+    assert_eq!(std::fs::read_dir(out.join("frames")).unwrap().count(), 301);
+    // The same folder, a scene with fewer frames: the old frames are gone,
+    // a file of the user's is kept.
+    std::fs::write(out.join("frames/notes.txt"), "mine").unwrap();
+    let short = dir.path().join("short.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&scene).unwrap()).unwrap();
+    v["duration"] = serde_json::json!(0.05);
+    std::fs::write(&short, v.to_string()).unwrap();
+    run(&short);
+    let mut names: Vec<String> = std::fs::read_dir(out.join("frames"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 7, "{names:?}");
+    assert_eq!(names.last().unwrap(), "notes.txt");
+    assert_eq!(names[5], "frame_000005.obj");
+}
+
 #[test]
 fn bench_json_has_the_design_record_layout() {
     let o = weft()
