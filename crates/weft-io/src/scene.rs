@@ -178,8 +178,8 @@ impl TimeStep {
 /// | key | unit | default |
 /// |---|---|---|
 /// | `newton_max_iterations` | integer ≥ 1 | 20 |
-/// | `newton_tolerance` | N (residual force norm), > 0 | `1e-6` |
-/// | `cg_tolerance` | relative residual, in (0, 1) | `1e-8` |
+/// | `newton_tolerance` | dimensionless, > 0: Newton stops when the largest residual force `|R|∞/h` is below this times the step's force scale `F` (the largest nodal force at the step's start, at least the heaviest node's weight; weft-solver's integrator docs) | `1e-6` |
+/// | `cg_tolerance` | relative residual `|r|/|b|` of each linear solve, in (0, 1): the smallest relative residual asked of PCG (adaptive forcing stops a solve earlier when its Newton iteration can use no more) | `1e-8` |
 /// | `cg_max_iterations` | integer ≥ 1 | 10000 |
 /// | `preconditioner` | `"auto"`, `"cholesky"`, `"multigrid"` or `"block_jacobi"` (an addition to DESIGN §8) | `"auto"` |
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -187,9 +187,10 @@ impl TimeStep {
 pub struct Integrator {
     /// Newton iterations per step before the step is rejected.
     pub newton_max_iterations: usize,
-    /// Newton converges when the residual force norm is below this (N).
+    /// Newton converges when `|R|∞/h ≤ newton_tolerance · F`, `F` the
+    /// step's force scale (dimensionless).
     pub newton_tolerance: f64,
-    /// PCG converges when `|r| / |b|` is below this.
+    /// The tightest relative residual `|r| / |b|` asked of PCG.
     pub cg_tolerance: f64,
     /// PCG iterations per solve before the step is rejected.
     pub cg_max_iterations: usize,
@@ -1096,7 +1097,11 @@ impl Scene {
                 "expected an integer ≥ 1, got 0",
             ));
         }
-        positive("integrator.newton_tolerance", it.newton_tolerance, "N")?;
+        positive(
+            "integrator.newton_tolerance",
+            it.newton_tolerance,
+            "relative to the step's force scale",
+        )?;
         if !(it.cg_tolerance > 0.0 && it.cg_tolerance < 1.0) {
             return Err(self.invalid(
                 "integrator.cg_tolerance",
