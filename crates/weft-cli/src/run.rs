@@ -148,8 +148,14 @@ pub fn run_scene(
         wall_s: 0.0,
         backend: engine_name,
     };
-    // Records the simulation's counters into the summary and writes it.
-    let write_summary = |summary: &mut RunSummary, sim: &Simulation| -> Result<()> {
+    // Writes the state reached (final_state.json) and the summary with the
+    // simulation's counters (run_summary.json), at the end or on a failure.
+    let write_end = |summary: &mut RunSummary, sim: &Simulation| -> Result<()> {
+        weft_io::write_final_state(
+            out.join("final_state.json"),
+            &sim.state(),
+            &sim.assembler.fabric,
+        )?;
         summary.t = sim.t;
         summary.rejections = sim
             .rejections
@@ -193,12 +199,7 @@ pub fn run_scene(
         if let Err(e) = result {
             bar.abandon();
             let sim = engine.sim();
-            weft_io::write_final_state(
-                out.join("final_state.json"),
-                &sim.state(),
-                &sim.assembler.fabric,
-            )?;
-            write_summary(&mut summary, sim)?;
+            write_end(&mut summary, sim)?;
             bail!(
                 "simulation failed: {e}\n  after {} accepted steps and {} rejected ({}); outputs up to t = {:.6} s are in {} (final_state.json holds the last good state, run_summary.json the counts)",
                 summary.steps,
@@ -229,14 +230,8 @@ pub fn run_scene(
         out.join("energy.svg"),
         &weft_analysis::PlotOptions::default(),
     )?;
-    let sim = engine.sim();
-    weft_io::write_final_state(
-        out.join("final_state.json"),
-        &sim.state(),
-        &sim.assembler.fabric,
-    )?;
     summary.completed = true;
-    write_summary(&mut summary, sim)?;
+    write_end(&mut summary, engine.sim())?;
     let steps = summary.steps.max(1) as f64;
     eprintln!(
         "weft run: {duration} s simulated on {engine_name} in {} steps ({} rejected{}), {:.1} Newton and {:.0} CG iterations per step, {:.2} s wall ({assemblies} assemblies {assembly_s:.2} s, linear solves {solve_s:.2} s) -> {}",

@@ -605,11 +605,6 @@ fn keyframed_plane_lifts_a_yarn() {
 /// A hanging 12 x 12 patch (1 mm spacing, two corners pinned) with the
 /// [SBO17 §6.3]-like stiffness of `material`, after 5 ms of motion.
 fn hanging_patch(linear_solver: LinearSolver, adaptive: bool, dt: f64) -> Simulation {
-    let mut b =
-        FabricBuilder::new(vec![material(Damping::StrainRate(ModeCoefficients::SBO17))]).unwrap();
-    let mut spec = WovenPatchSpec::new("cotton", [0.011, 0.011], [12, 12], [0.0; 3]);
-    spec.pinned = vec![NodeSelector::Corner(0), NodeSelector::Corner(1)];
-    b.add_woven_patch(&spec).unwrap();
     let settings = Settings {
         dt,
         dt_max: 1e-3,
@@ -617,6 +612,21 @@ fn hanging_patch(linear_solver: LinearSolver, adaptive: bool, dt: f64) -> Simula
         linear_solver,
         ..Default::default()
     };
+    hanging_patch_of(
+        material(Damping::StrainRate(ModeCoefficients::SBO17)),
+        12,
+        settings,
+    )
+}
+
+/// An `n` x `n` patch of `m` (1 mm spacing) hanging from two corners
+/// under gravity.
+fn hanging_patch_of(m: Material, n: usize, settings: Settings) -> Simulation {
+    let mut b = FabricBuilder::new(vec![m]).unwrap();
+    let side = 1e-3 * (n - 1) as f64;
+    let mut spec = WovenPatchSpec::new("cotton", [side, side], [n, n], [0.0; 3]);
+    spec.pinned = vec![NodeSelector::Corner(0), NodeSelector::Corner(1)];
+    b.add_woven_patch(&spec).unwrap();
     Simulation::new(
         b.build().unwrap(),
         Vector3::new(0.0, -9.81, 0.0),
@@ -992,21 +1002,12 @@ fn friction_anchors_stick_and_slip() {
     let run = |mu: f64| {
         let mut m = material(Damping::StrainRate(ModeCoefficients::SBO17));
         m.friction.mu = mu;
-        let mut b = FabricBuilder::new(vec![m]).unwrap();
-        let mut spec = WovenPatchSpec::new("cotton", [0.007, 0.007], [8, 8], [0.0; 3]);
-        spec.pinned = vec![NodeSelector::Corner(0), NodeSelector::Corner(1)];
-        b.add_woven_patch(&spec).unwrap();
         let settings = Settings {
             dt: 1e-3,
             dt_max: 1e-3,
             ..Default::default()
         };
-        let mut sim = Simulation::new(
-            b.build().unwrap(),
-            Vector3::new(0.0, -9.81, 0.0),
-            settings,
-            vec![],
-        );
+        let mut sim = hanging_patch_of(m, 8, settings);
         let initial = sim.anchors.clone();
         assert!(!initial.is_empty());
         let (mut steps, mut worst_fixed_point, mut worst_follow) = (0, 0.0f64, 0.0f64);
