@@ -2,9 +2,11 @@
 //! writes `energy.csv` (one row per output frame), `energy.svg` (the energy
 //! curves), `final_state.json`, per-frame geometry under `frames/` and
 //! `run_summary.json` (steps, rejected steps by reason, iterations, wall
-//! time), with a progress bar and a one-line summary. Outputs are written atomically (energy rows are appended and
-//! flushed one by one), so a failed run keeps every frame it finished; on a
-//! solver failure the last good state is still written to `final_state.json`.
+//! time), with a progress bar and a one-line summary. Outputs are written
+//! atomically (energy rows are appended and flushed one by one), so a failed
+//! run keeps every frame it finished; on a solver failure the last good
+//! state is still written to `final_state.json`, and the counts to
+//! `run_summary.json`.
 
 use crate::backend::{BackendChoice, Engine, select};
 use anyhow::{Context, Result, bail};

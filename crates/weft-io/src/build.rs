@@ -357,7 +357,8 @@ impl Scene {
     /// file's relative order and nodes are numbered as DESIGN §8 says).
     /// Patch initial velocities are applied after building (uniform
     /// `initial_velocity`, then `initial_velocities` per selector in file
-    /// order), and so are patch `point_masses` (added up). Handle nodes' positions are made Dirichlet.
+    /// order), and so are patch `point_masses` (added up). Handle nodes'
+    /// positions are made Dirichlet.
     ///
     /// # Errors
     /// [`SceneError::Invalid`] for anything [`Scene::validate`] rejects, a
