@@ -123,6 +123,7 @@ pub struct Record {
     step_assembly_s: Option<f64>,
     step_solve_s: Option<f64>,
     step_multigrid_updates: Option<usize>,
+    /// Threads of the parallel loops (`RAYON_NUM_THREADS` or the cores).
     threads: usize,
     preconditioner: String,
     /// Multigrid only: hierarchy construction (s), value update for a new
@@ -398,7 +399,7 @@ fn measure(
         step_assembly_s: breakdown.map(|b| b.1),
         step_solve_s: breakdown.map(|b| b.2),
         step_multigrid_updates: breakdown.map(|b| b.3),
-        threads: rayon_threads(),
+        threads: weft_solver::par::threads(),
         preconditioner: format!("{preconditioner:?}"),
         mg_setup_s: mg.0,
         mg_update_s: mg.1,
@@ -408,12 +409,6 @@ fn measure(
         mg_bytes: mg.5,
         mg_relative_residual: mg.6,
     })
-}
-
-fn rayon_threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
 }
 
 /// One device benchmark row (`weft bench --backend cuda --json`).

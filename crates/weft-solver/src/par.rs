@@ -37,6 +37,12 @@ pub fn update(out: &mut [f64], f: impl Fn(usize, f64) -> f64 + Sync + Send) {
     }
 }
 
+/// The number of threads the parallel loops run on (rayon's global pool:
+/// the machine's cores, or `RAYON_NUM_THREADS`).
+pub fn threads() -> usize {
+    rayon::current_num_threads()
+}
+
 /// `max |x_i|`.
 pub fn inf_norm(x: &[f64]) -> f64 {
     if x.len() < PARALLEL_MIN {
