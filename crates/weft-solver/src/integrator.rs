@@ -222,6 +222,21 @@ pub enum Rejection {
         /// The node with the largest residual.
         node: usize,
     },
+    /// PCG stopped at its iteration cap far from a solution (relative
+    /// residual above 0.5), so the Newton direction is unusable.
+    #[error(
+        "PCG did not converge at Newton iteration {iteration}: {iterations} iterations left a relative residual of {relative_residual:.3e} (largest Newton residual at node {node})"
+    )]
+    LinearSolve {
+        /// Newton iteration.
+        iteration: usize,
+        /// PCG iterations of the failed solve.
+        iterations: usize,
+        /// `|r| / |b|` where PCG stopped.
+        relative_residual: f64,
+        /// The node with the largest Newton residual.
+        node: usize,
+    },
     /// A value became NaN or infinite.
     #[error("non-finite value at node {node}")]
     NonFinite {
@@ -254,6 +269,7 @@ impl Rejection {
             Rejection::NewtonNotConverged { .. } => "newton",
             Rejection::NonFinite { .. } => "non_finite",
             Rejection::LineSearch { .. } => "line_search",
+            Rejection::LinearSolve { .. } => "pcg",
             Rejection::ArcLengthOrder(_) => "arc_length_order",
             Rejection::StrainJump { .. } => "strain_jump",
         }
@@ -870,10 +886,10 @@ fn newton_step<S: StepBackend>(
             stats.cg_iterations += res.iterations;
         }
         if res.status == PcgStatus::MaxIterations && res.relative_residual > 0.5 {
-            return Ok(Err(Rejection::NewtonNotConverged {
-                iterations: stats.newton_iterations,
-                residual: residual_inf,
-                scale,
+            return Ok(Err(Rejection::LinearSolve {
+                iteration: stats.newton_iterations,
+                iterations: res.iterations,
+                relative_residual: res.relative_residual,
                 node: be.worst_node(&r)?,
             }));
         }

@@ -1054,3 +1054,35 @@ fn friction_anchors_stick_and_slip() {
         "μ = 0.03: every anchor followed its coordinate"
     );
 }
+
+/// A linear solve that stops at PCG's iteration cap far from a solution
+/// rejects the step with its own reason (`pcg`, DESIGN §5 "CG fails to
+/// converge"), naming the Newton iteration, the PCG iterations and the
+/// residual reached: a deformed hanging patch whose block-Jacobi PCG may
+/// run a single iteration.
+#[test]
+fn pcg_failure_is_its_own_rejection() {
+    use weft_solver::Rejection;
+    let mut sim = hanging_patch(LinearSolver::BlockJacobi, true, 1e-3);
+    sim.advance_to(5e-3, |_, _| {}).unwrap();
+    sim.settings.cg_max_iterations = 1;
+    let before = sim.q.clone();
+    let r = sim.try_step(1e-3).expect_err("one PCG iteration passed");
+    let Rejection::LinearSolve {
+        iteration,
+        iterations,
+        relative_residual,
+        ..
+    } = &r
+    else {
+        panic!("expected a PCG rejection, got {r:?}")
+    };
+    assert_eq!((*iteration, *iterations), (1, 1), "{r}");
+    assert!(*relative_residual > 0.5, "{r}");
+    assert_eq!(r.key(), "pcg");
+    assert!(
+        r.to_string()
+            .starts_with("PCG did not converge at Newton iteration 1")
+    );
+    assert_eq!(sim.q, before, "a rejected step leaves the state");
+}
