@@ -62,6 +62,15 @@ fn every_shipped_scene_runs_and_writes_the_contract_outputs() {
             (rows.last().unwrap()[0] - duration).abs() < 1e-12,
             "{name}: last frame at the duration"
         );
+        // Every frame lands on its output time (steps are cut to it).
+        for (k, row) in rows.iter().enumerate() {
+            let t_k = (k as f64 * interval).min(duration);
+            assert!(
+                (row[0] - t_k).abs() <= 1e-9 * interval,
+                "{name}: frame {k} at t = {}, expected {t_k}",
+                row[0]
+            );
+        }
         assert!(rows.iter().flatten().all(|v| v.is_finite()));
         let state: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(out.path().join("final_state.json")).unwrap(),
