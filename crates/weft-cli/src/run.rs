@@ -104,6 +104,15 @@ pub fn run_scene(
     let built = scene.build()?;
     let (duration, interval) = (built.duration, built.output.interval);
     let write_obj = !built.output.formats.is_empty();
+    // (scene object, first global node, node count) per fabric object, to
+    // name the nodes of a failure as the scene file numbers them.
+    let owners: Vec<(usize, usize, usize)> = built
+        .fabric
+        .objects
+        .iter()
+        .zip(&built.scene_object)
+        .map(|(o, &s)| (s, o.first_node, o.node_count))
+        .collect();
     let sim = built.simulation(one_iteration)?;
     let selected = select(backend, &sim, "weft run")?;
     let engine_name = selected.name();
@@ -202,8 +211,26 @@ pub fn run_scene(
             bar.abandon();
             let sim = engine.sim();
             write_end(&mut summary, sim)?;
+            let located: Vec<String> = e
+                .rejection()
+                .map(|r| r.nodes())
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|n| {
+                    owners
+                        .iter()
+                        .find(|(_, first, count)| (*first..first + count).contains(&n))
+                        .map(|(s, first, _)| format!("node {n} is objects[{s}] node {}", n - first))
+                })
+                .collect();
+            let located = if located.is_empty() {
+                String::new()
+            } else {
+                format!("\n  in the scene file: {}", located.join(", "))
+            };
             bail!(
-                "simulation failed: {e}\n  after {} accepted steps and {} rejected ({}); outputs up to t = {:.6} s are in {} (final_state.json holds the last good state, run_summary.json the counts)",
+                "{}: simulation failed: {e}{located}\n  after {} accepted steps and {} rejected ({}); outputs up to t = {:.6} s are in {} (final_state.json holds the last good state, run_summary.json the counts)",
+                summary.scene,
                 summary.steps,
                 summary.rejected,
                 reasons(&summary),

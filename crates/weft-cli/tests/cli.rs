@@ -410,7 +410,8 @@ fn bad_scenes_name_file_path_and_expectation() {
     );
 }
 
-/// A scene whose step cannot pass: a one-segment yarn (1 mm, so soft that
+/// A scene whose step cannot pass (after a far plane and a pinned yarn, so
+/// that scene and global node numbers differ): a one-segment yarn (1 mm, so soft that
 /// its end moves freely for milliseconds: `k_s` = 1 nN, ω ≈ 9 rad/s) whose
 /// free end is launched at 1000 m/s, so its stretch strain changes by
 /// about 1000 · h / 1 mm per step, far above the 0.1 a step may change it
@@ -423,9 +424,13 @@ fn runaway_scene(time_step: serde_json::Value) -> String {
         "gravity": [0.0, 0.0, 0.0],
         "materials": {"yarn": {"radius": 0.00025, "density": 130.0,
             "stretch_stiffness": 1e-9, "bending_stiffness": 0.0}},
-        "objects": [{"type": "yarn", "material": "yarn",
-            "nodes": [[0, 0, 0], [0.001, 0, 0]], "pinned": [0],
-            "initial_velocities": {"1": [1000.0, 0.0, 0.0]}}]
+        "objects": [
+            {"type": "plane", "point": [0, -1, 0], "normal": [0, 1, 0], "stiffness": 10.0},
+            {"type": "yarn", "material": "yarn",
+             "nodes": [[0, 0.01, 0], [0.001, 0.01, 0]], "pinned": [0, 1]},
+            {"type": "yarn", "material": "yarn",
+             "nodes": [[0, 0, 0], [0.001, 0, 0]], "pinned": [0],
+             "initial_velocities": {"1": [1000.0, 0.0, 0.0]}}]
     })
     .to_string()
 }
@@ -456,8 +461,11 @@ fn failing_step_names_reason_and_element_and_keeps_outputs() {
         serde_json::json!({"dt": 1e-3, "adaptive": true, "dt_min": 1e-4}),
     );
     assert!(
-        msg.contains("time step fell below dt_min = 1e-4 s at t = 0.000000 s")
-            && msg.contains("stretch strain of segment 0 (nodes 0-1) changed by"),
+        msg.contains("adaptive.json: simulation failed: time step fell below dt_min = 1e-4 s at t = 0.000000 s")
+            && msg.contains("stretch strain of segment 1 (nodes 2-3) changed by")
+            && msg.contains(
+                "in the scene file: node 2 is objects[2] node 0, node 3 is objects[2] node 1"
+            ),
         "{msg}"
     );
     // 1 ms, 0.5 ms, 0.25 ms and 0.125 ms were tried; 62.5 µs is below dt_min.
@@ -469,7 +477,7 @@ fn failing_step_names_reason_and_element_and_keeps_outputs() {
         serde_json::from_str(&std::fs::read_to_string(out.join("final_state.json")).unwrap())
             .unwrap();
     assert_eq!(
-        state["x"][1],
+        state["x"][3],
         serde_json::json!([0.001, 0.0, 0.0]),
         "last good state"
     );
@@ -485,7 +493,8 @@ fn failing_step_names_reason_and_element_and_keeps_outputs() {
     let (msg, _) = run("fixed", serde_json::json!({"dt": 1e-3, "adaptive": false}));
     assert!(
         msg.contains("step of 1e-3 s rejected at t = 0.000000 s with adaptive stepping off")
-            && msg.contains("segment 0 (nodes 0-1)")
+            && msg.contains("segment 1 (nodes 2-3)")
+            && msg.contains("node 3 is objects[2] node 1")
             && !msg.contains("dt_min"),
         "{msg}"
     );

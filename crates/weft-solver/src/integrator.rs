@@ -263,6 +263,20 @@ pub enum Rejection {
 }
 
 impl Rejection {
+    /// The global node indices the reason names (the worst node, or a
+    /// segment's two nodes); none for [`Rejection::ArcLengthOrder`], whose
+    /// message names its yarn and nodes itself.
+    pub fn nodes(&self) -> Vec<usize> {
+        match *self {
+            Rejection::NewtonNotConverged { node, .. }
+            | Rejection::LineSearch { node, .. }
+            | Rejection::LinearSolve { node, .. }
+            | Rejection::NonFinite { node } => vec![node],
+            Rejection::StrainJump { a, b, .. } => vec![a, b],
+            Rejection::ArcLengthOrder(_) => Vec::new(),
+        }
+    }
+
     /// A short key for counting rejections by reason.
     pub fn key(&self) -> &'static str {
         match self {
@@ -305,6 +319,18 @@ pub enum SolverError {
     /// The step backend itself failed (e.g. a CUDA driver call).
     #[error("step backend failed: {0}")]
     Backend(String),
+}
+
+impl SolverError {
+    /// The rejection that ended the run, for [`SolverError::StepTooSmall`]
+    /// and [`SolverError::FixedStepRejected`].
+    pub fn rejection(&self) -> Option<&Rejection> {
+        match self {
+            SolverError::StepTooSmall { reason, .. }
+            | SolverError::FixedStepRejected { reason, .. } => Some(reason),
+            SolverError::Backend(_) => None,
+        }
+    }
 }
 
 /// Statistics of one accepted step.
