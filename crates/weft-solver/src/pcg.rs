@@ -192,10 +192,14 @@ impl From<f64> for PcgTolerance {
 
 impl PcgTolerance {
     /// Whether a residual `r` with 2-norm `rn` meets the tolerance for a
-    /// right-hand side of 2-norm `b_norm`.
+    /// right-hand side of 2-norm `b_norm`. The ∞-norm needs a pass over
+    /// `r` of its own, so it is read only where the stop can hold: since
+    /// `|r|₂ ≤ √n |r|∞`, a 2-norm above `√n · absolute_inf` rules it out.
     fn met<O: LinearOps>(&self, ops: &O, r: &[f64], rn: f64, b_norm: f64) -> bool {
         rn <= self.relative * b_norm
-            || (self.absolute_inf > 0.0 && ops.max_abs(r) <= self.absolute_inf)
+            || (self.absolute_inf > 0.0
+                && rn <= self.absolute_inf * (r.len() as f64).sqrt()
+                && ops.max_abs(r) <= self.absolute_inf)
     }
 }
 
