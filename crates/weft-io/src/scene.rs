@@ -45,6 +45,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use weft_core::{Damping, Friction, Material, ModeCoefficients, ModelError, NodeSelector};
 
+/// How messages name a scene file: its path as given, `<scene>` for a
+/// scene parsed from text without one.
+pub(crate) fn file_label(source: &Path) -> String {
+    if source.as_os_str().is_empty() {
+        "<scene>".into()
+    } else {
+        source.display().to_string()
+    }
+}
+
 fn yes() -> bool {
     true
 }
@@ -986,11 +996,7 @@ impl Scene {
 
     /// The file name used in messages.
     pub fn file_name(&self) -> String {
-        if self.source.as_os_str().is_empty() {
-            "<scene>".into()
-        } else {
-            self.source.display().to_string()
-        }
+        file_label(&self.source)
     }
 
     /// The directory relative paths resolve against.

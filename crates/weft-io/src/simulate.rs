@@ -48,11 +48,7 @@ impl BuiltScene {
     /// [`SceneError::Collider`] naming the file and the JSON path of the
     /// collider (`objects[i]`) or `self_collision` that the solver rejects.
     pub fn simulation(self, one_iteration: bool) -> Result<Simulation, SceneError> {
-        let file = if self.source.as_os_str().is_empty() {
-            "<scene>".to_owned()
-        } else {
-            self.source.display().to_string()
-        };
+        let file = crate::scene::file_label(&self.source);
         let rejected = |path: String, error: CollideError| SceneError::Collider {
             file: file.clone(),
             path,
