@@ -104,14 +104,10 @@ pub fn run_scene(
     let built = scene.build()?;
     let (duration, interval) = (built.duration, built.output.interval);
     let write_obj = !built.output.formats.is_empty();
-    // (scene object, first global node, node count) per fabric object, to
-    // name the nodes of a failure as the scene file numbers them.
-    let owners: Vec<(usize, usize, usize)> = built
-        .fabric
-        .objects
-        .iter()
-        .zip(&built.scene_object)
-        .map(|(o, &s)| (s, o.first_node, o.node_count))
+    // (scene object, its global nodes) per fabric object, to name the nodes
+    // of a failure as the scene file numbers them.
+    let owners: Vec<(usize, std::ops::Range<usize>)> = (0..scene.objects.len())
+        .filter_map(|s| built.node_range(s).map(|r| (s, r)))
         .collect();
     let sim = built.simulation(one_iteration)?;
     let selected = select(backend, &sim, "weft run")?;
@@ -219,8 +215,8 @@ pub fn run_scene(
                 .filter_map(|n| {
                     owners
                         .iter()
-                        .find(|(_, first, count)| (*first..first + count).contains(&n))
-                        .map(|(s, first, _)| format!("node {n} is objects[{s}] node {}", n - first))
+                        .find(|(_, r)| r.contains(&n))
+                        .map(|(s, r)| format!("node {n} is objects[{s}] node {}", n - r.start))
                 })
                 .collect();
             let located = if located.is_empty() {
