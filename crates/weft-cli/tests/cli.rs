@@ -13,6 +13,22 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The JSON document in `path`.
+fn read_json(path: impl AsRef<Path>) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// `weft run -q SCENE --out OUT`: its exit status and output.
+fn run_quiet(scene: &Path, out: &Path) -> std::process::Output {
+    weft()
+        .args(["run", "-q"])
+        .arg(scene)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
 /// Scenes too large for CI (run from the CLI; see README).
 const LARGE: &[&str] = &["sbo17_sphere_drop.json"];
 
@@ -39,16 +55,13 @@ fn every_shipped_scene_runs_and_writes_the_contract_outputs() {
             continue;
         }
         let out = tempfile::tempdir().unwrap();
-        let status = weft()
-            .args(["run", "-q"])
-            .arg(&path)
-            .arg("--out")
-            .arg(out.path())
-            .status()
-            .unwrap();
-        assert!(status.success(), "{name} failed");
-        let scene: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let o = run_quiet(&path, out.path());
+        assert!(
+            o.status.success(),
+            "{name} failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let scene = read_json(&path);
         let duration = scene["duration"].as_f64().unwrap();
         let interval = scene["output"]["interval"].as_f64().unwrap();
         let frames = (duration / interval - 1e-9).ceil() as usize;
@@ -72,10 +85,7 @@ fn every_shipped_scene_runs_and_writes_the_contract_outputs() {
             );
         }
         assert!(rows.iter().flatten().all(|v| v.is_finite()));
-        let state: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(out.path().join("final_state.json")).unwrap(),
-        )
-        .unwrap();
+        let state = read_json(out.path().join("final_state.json"));
         let n = state["x"].as_array().unwrap().len();
         assert_eq!(state["u"].as_array().unwrap().len(), n);
         assert_eq!(state["v"].as_array().unwrap().len(), n);
@@ -123,13 +133,8 @@ fn rotating_spring_scenes_reproduce_sbo18() {
     let out = tempfile::tempdir().unwrap();
     let sr = out.path().join("sr");
     assert!(
-        weft()
-            .args(["run", "-q"])
-            .arg(dir.join("rotating_spring_strain_rate.json"))
-            .arg("--out")
-            .arg(&sr)
-            .status()
-            .unwrap()
+        run_quiet(&dir.join("rotating_spring_strain_rate.json"), &sr)
+            .status
             .success()
     );
     let last = energy_rows(&sr).pop().unwrap();
@@ -137,26 +142,16 @@ fn rotating_spring_scenes_reproduce_sbo18() {
     assert!(((last[1] + last[2] + last[4]) / 200.0 - 1.0).abs() < 0.01);
     let ray = out.path().join("ray");
     assert!(
-        weft()
-            .args(["run", "-q"])
-            .arg(dir.join("rotating_spring_rayleigh.json"))
-            .arg("--out")
-            .arg(&ray)
-            .status()
-            .unwrap()
+        run_quiet(&dir.join("rotating_spring_rayleigh.json"), &ray)
+            .status
             .success()
     );
     assert!(energy_rows(&ray).pop().unwrap()[1] < 10.0);
     // Plot and damping analysis of the undamped run.
     let un = out.path().join("un");
     assert!(
-        weft()
-            .args(["run", "-q"])
-            .arg(dir.join("rotating_spring_undamped.json"))
-            .arg("--out")
-            .arg(&un)
-            .status()
-            .unwrap()
+        run_quiet(&dir.join("rotating_spring_undamped.json"), &un)
+            .status
             .success()
     );
     let svg = out.path().join("cmp.svg");
@@ -223,8 +218,7 @@ fn rotating_spring_scenes_reproduce_sbo18() {
 ///    coarse grid is the same plate, its yarns carry the same stiffness
 ///    and weight per length.
 fn check_sphere_drop(scene: &Path, out: &Path) {
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(scene).unwrap()).unwrap();
+    let v = read_json(scene);
     let mat = v["materials"].as_object().unwrap().values().next().unwrap();
     let (r, rho, k_b) = (
         mat["radius"].as_f64().unwrap(),
@@ -282,9 +276,7 @@ fn check_sphere_drop(scene: &Path, out: &Path) {
         closest - r_s
     );
 
-    let state: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("final_state.json")).unwrap())
-            .unwrap();
+    let state = read_json(out.join("final_state.json"));
     let x: Vec<[f64; 3]> = state["x"]
         .as_array()
         .unwrap()
@@ -324,12 +316,8 @@ fn check_sphere_drop(scene: &Path, out: &Path) {
 #[test]
 fn sphere_drop_coarse_falls_freely_and_rests_on_the_pole() {
     let scene = repo().join("data/scenes/sbo17_sphere_drop_coarse.json");
-    let full: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(repo().join("data/scenes/sbo17_sphere_drop.json")).unwrap(),
-    )
-    .unwrap();
-    let mut coarse: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&scene).unwrap()).unwrap();
+    let full = read_json(repo().join("data/scenes/sbo17_sphere_drop.json"));
+    let mut coarse = read_json(&scene);
     // The same experiment but for the grid and the duration.
     assert_eq!(
         coarse["objects"][0]["yarn_counts"],
@@ -339,14 +327,7 @@ fn sphere_drop_coarse_falls_freely_and_rests_on_the_pole() {
     coarse["duration"] = full["duration"].clone();
     assert_eq!(coarse, full);
     let out = tempfile::tempdir().unwrap();
-    let st = weft()
-        .args(["run", "-q"])
-        .arg(&scene)
-        .arg("--out")
-        .arg(out.path())
-        .status()
-        .unwrap();
-    assert!(st.success());
+    assert!(run_quiet(&scene, out.path()).status.success());
     check_sphere_drop(&scene, out.path());
 }
 
@@ -369,13 +350,7 @@ fn run_bad(text: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let scene = dir.path().join("bad_scene.json");
     std::fs::write(&scene, text).unwrap();
-    let o = weft()
-        .args(["run", "-q"])
-        .arg(&scene)
-        .arg("--out")
-        .arg(dir.path().join("out"))
-        .output()
-        .unwrap();
+    let o = run_quiet(&scene, &dir.path().join("out"));
     assert!(!o.status.success());
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -446,13 +421,7 @@ fn failing_step_names_reason_and_element_and_keeps_outputs() {
         let scene = dir.path().join(format!("{name}.json"));
         std::fs::write(&scene, runaway_scene(ts)).unwrap();
         let out = dir.path().join(name);
-        let o = weft()
-            .args(["run", "-q"])
-            .arg(&scene)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let o = run_quiet(&scene, &out);
         assert!(!o.status.success(), "{name}: the runaway step passed");
         (String::from_utf8_lossy(&o.stderr).into_owned(), out)
     };
@@ -473,17 +442,13 @@ fn failing_step_names_reason_and_element_and_keeps_outputs() {
         msg.contains("after 0 accepted steps and 4 rejected (strain_jump 4)"),
         "{msg}"
     );
-    let state: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("final_state.json")).unwrap())
-            .unwrap();
+    let state = read_json(out.join("final_state.json"));
     assert_eq!(
         state["x"][3],
         serde_json::json!([0.001, 0.0, 0.0]),
         "last good state"
     );
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run_summary.json")).unwrap())
-            .unwrap();
+    let summary = read_json(out.join("run_summary.json"));
     assert_eq!(summary["completed"], false);
     assert_eq!(summary["steps"], 0);
     assert_eq!(summary["rejected"], 4);
@@ -509,13 +474,7 @@ fn run_summary_and_frames_of_a_rerun() {
     let out = dir.path().join("out");
     let scene = repo().join("data/scenes/rotating_spring_undamped.json");
     let run = |scene: &Path| {
-        let o = weft()
-            .args(["run", "-q"])
-            .arg(scene)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let o = run_quiet(scene, &out);
         assert!(o.status.success());
         String::from_utf8_lossy(&o.stderr).into_owned()
     };
@@ -524,9 +483,7 @@ fn run_summary_and_frames_of_a_rerun() {
         msg.contains("weft run: 3 s simulated on cpu in 30000 steps (0 rejected)"),
         "{msg}"
     );
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run_summary.json")).unwrap())
-            .unwrap();
+    let summary = read_json(out.join("run_summary.json"));
     assert_eq!(summary["completed"], true);
     assert_eq!(summary["steps"], 30000);
     assert_eq!(summary["rejected"], 0);
@@ -537,8 +494,7 @@ fn run_summary_and_frames_of_a_rerun() {
     // a file of the user's is kept.
     std::fs::write(out.join("frames/notes.txt"), "mine").unwrap();
     let short = dir.path().join("short.json");
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&scene).unwrap()).unwrap();
+    let mut v = read_json(&scene);
     v["duration"] = serde_json::json!(0.05);
     std::fs::write(&short, v.to_string()).unwrap();
     run(&short);

@@ -131,6 +131,17 @@ fn material(damping: Damping) -> Material {
     m
 }
 
+/// [`material`] with light stretch damping and no friction anchors, for
+/// yarns that lie or hang without sliding.
+fn yarn_material() -> Material {
+    let mut m = material(Damping::StrainRate(ModeCoefficients {
+        stretch: 3e-7,
+        ..Default::default()
+    }));
+    m.friction.anchor_stiffness = 0.0;
+    m
+}
+
 /// The assembler of a 4 mm x 3 mm woven patch (4 x 5 nodes) of
 /// [`material`] with `damping`, under gravity.
 fn small_patch_assembler(damping: Damping) -> Assembler {
@@ -553,11 +564,7 @@ fn rayleigh_damping_slows_free_fall() {
 #[test]
 fn keyframed_plane_lifts_a_yarn() {
     use weft_solver::collide::{Collider, Plane, RigidMotion};
-    let mut m = material(Damping::StrainRate(ModeCoefficients {
-        stretch: 3e-7,
-        ..Default::default()
-    }));
-    m.friction.anchor_stiffness = 0.0;
+    let m = yarn_material();
     let mut b = FabricBuilder::new(vec![m]).unwrap();
     let r = 0.25e-3;
     let margin = 0.05e-3;
@@ -930,11 +937,7 @@ fn attachment_springs_hold_nodes_to_points() {
 #[test]
 fn handle_nodes_follow_their_keyframes() {
     use weft_solver::Handle;
-    let mut m = material(Damping::StrainRate(ModeCoefficients {
-        stretch: 3e-7,
-        ..Default::default()
-    }));
-    m.friction.anchor_stiffness = 0.0;
+    let m = yarn_material();
     let mut b = FabricBuilder::new(vec![m]).unwrap();
     let x0: Vec<[f64; 3]> = (0..5).map(|i| [0.001 * i as f64, 0.0, 0.0]).collect();
     b.add_yarn(&YarnSpec::new("cotton", x0.clone())).unwrap();
