@@ -11,9 +11,15 @@
 //!   gradients, Hessians, strain-rate dissipation and the Eulerian mass matrix.
 //! - [`solver`] (`weft-solver`): assembly, PCG, backward Euler with Newton,
 //!   adaptive time steps.
+//! - [`garment`] (`weft-garment`): the garment pipeline as a library
+//!   (pattern → woven panels → sewn → draped level by level down to yarn
+//!   spacing), with [`drape`], [`DrapeOptions`] and the fabric presets.
 //!
 //! See `README.md` for the references and the architecture.
 
 pub use weft_core as core;
 pub use weft_potentials as potentials;
 pub use weft_solver as solver;
+
+pub use weft_garment as garment;
+pub use weft_garment::{DrapeOptions, drape, drape_to_dir};

@@ -14,7 +14,7 @@ use weft_pattern::{Pattern, WeaveOptions, weave_garment};
 use weft_solver::cholesky::SparseCholesky;
 use weft_solver::multigrid::{Hierarchy, Multigrid, MultigridOptions};
 use weft_solver::pcg::{BlockJacobi, CpuOps, PcgStatus, pcg};
-use weft_solver::{Settings, Simulation, Tie};
+use weft_solver::{Settings, Simulation};
 
 #[test]
 fn multigrid_on_a_woven_shirt() {
@@ -29,15 +29,7 @@ fn multigrid_on_a_woven_shirt() {
     }
     let pattern = Pattern::from_file(&file).unwrap();
     let garment = weave_garment(&pattern, &WeaveOptions::new(0.01)).unwrap();
-    let ties = garment
-        .seams
-        .iter()
-        .map(|t| Tie {
-            node: t.node,
-            other: t.other,
-            t: t.t,
-        })
-        .collect();
+    let ties = weft_garment::seam_ties(&garment);
     let mut sim = Simulation::with_ties(
         garment.fabric.clone(),
         Vector3::new(0.0, -9.81, 0.0),

@@ -148,6 +148,50 @@ impl Material {
         }
     }
 
+    /// The material of a model yarn standing for a strip of fabric
+    /// `factor` times as wide (homogenisation at garment scale, DESIGN §2:
+    /// `k_s = E_w s`, `k_b = B_w s`, `k_x = G s / 4`, `ρ_l = ρ_A s / 2` are
+    /// all proportional to the spacing `s`): the stretch, bending, shear and
+    /// parallel-contact stiffnesses, the linear density (through `density`,
+    /// the radius is kept) and the strain-rate damping coefficients `k_d`
+    /// are multiplied by `factor`; μ, the friction anchor stiffness (a
+    /// stiffness per crossing, N/m), the radius, the β form of strain-rate
+    /// damping and Rayleigh's α, β are kept. The
+    /// name gets the suffix `@{factor}` unless `factor` is 1.
+    ///
+    /// # Panics
+    /// Never; a non-positive or non-finite `factor` gives a material that
+    /// [`Material::validate`] rejects.
+    pub fn scaled_per_width(&self, factor: f64) -> Self {
+        let damping = match &self.damping {
+            Damping::StrainRate(c) => Damping::StrainRate(ModeCoefficients {
+                stretch: c.stretch * factor,
+                bending: c.bending * factor,
+                shear: c.shear * factor,
+                contact: c.contact * factor,
+            }),
+            d => d.clone(),
+        };
+        Self {
+            name: if factor == 1.0 {
+                self.name.clone()
+            } else {
+                format!("{}@{factor}", self.name)
+            },
+            radius: self.radius,
+            density: self.density * factor,
+            stretch_stiffness: self.stretch_stiffness * factor,
+            bending_stiffness: self.bending_stiffness * factor,
+            shear_stiffness: self.shear_stiffness * factor,
+            contact_stiffness: self.contact_stiffness * factor,
+            friction: Friction {
+                mu: self.friction.mu,
+                anchor_stiffness: self.friction.anchor_stiffness,
+            },
+            damping,
+        }
+    }
+
     /// Linear density `ρ_l = ρ π R²` (kg/m).
     pub fn linear_density(&self) -> f64 {
         self.density * std::f64::consts::PI * self.radius * self.radius

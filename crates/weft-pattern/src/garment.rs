@@ -90,6 +90,13 @@ pub struct WeaveOptions {
     /// turned down by it, see [`sleeve_rotations`]. Only applied when the
     /// vertical offset detected a pelvis-centred pattern (a non-zero offset).
     pub sleeve_pose_deg: Option<f64>,
+    /// Narrow panels: a panel that gets fewer than 2 warp or 2 weft yarn
+    /// pieces at `spacing` (a waistband, cuff or placket narrower than
+    /// the spacing) is woven again at half the spacing, up to this many
+    /// times, with the material scaled to the narrower strips
+    /// ([`Material::scaled_per_width`]). 0 keeps every panel at `spacing`
+    /// (a panel with no yarns is then [`PatternError::EmptyPanel`]).
+    pub narrow_panel_halvings: u32,
 }
 
 impl WeaveOptions {
@@ -108,6 +115,7 @@ impl WeaveOptions {
             min_end_segment: 0.2,
             vertical_offset: VerticalOffset::AUTO_MEAN_BODY,
             sleeve_pose_deg: Some(MEAN_BODY_ARM_POSE_DEG),
+            narrow_panel_halvings: 0,
         }
     }
 }
@@ -169,6 +177,12 @@ pub struct PanelReport {
     pub crossings: usize,
     /// Nodes on the outline (ends of at least one yarn).
     pub ends: usize,
+    /// `[warp, weft]` spacing the panel was woven at (m): the garment's
+    /// spacing, or a finer one for a narrow panel
+    /// ([`WeaveOptions::narrow_panel_halvings`]).
+    pub spacing: [f64; 2],
+    /// Index of the panel's material in the fabric's materials.
+    pub material: usize,
     /// Pieces dropped because they cross no other yarn.
     pub dropped_stubs: usize,
     /// Shortest rest segment (m).
@@ -211,6 +225,11 @@ pub struct Garment {
     pub stitches: Vec<StitchReport>,
     /// Per panel, in [`Pattern::panels`] order.
     pub panels: Vec<PanelReport>,
+    /// Per node, its position in its panel's own 2D frame (m, the frame of
+    /// the pattern file's outline): the map from the flat panel to the
+    /// placed or simulated garment, used to carry a state from one weave
+    /// of the pattern to another (multilevel draping).
+    pub local: Vec<[f64; 2]>,
     /// The vertical offset applied (m).
     pub vertical_offset: f64,
 }
@@ -263,7 +282,8 @@ fn option(option: &str, expected: &str, found: String) -> PatternError {
 /// # Errors
 /// [`PatternError::Option`] for a non-positive spacing or tolerance or an
 /// unknown panel in `grain_deg`; [`PatternError::EmptyPanel`] for a panel
-/// smaller than the spacing; [`PatternError::Fabric`] if weft-core rejects
+/// smaller than the spacing (after the halvings of
+/// [`WeaveOptions::narrow_panel_halvings`]); [`PatternError::Fabric`] if weft-core rejects
 /// the result (material, validation).
 pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, PatternError> {
     if !opts.spacing.iter().all(|s| s.is_finite() && *s > 0.0) {
@@ -311,26 +331,63 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
         Some(angle) if offset != 0.0 => sleeve_rotations(pattern, &outlines, angle),
         _ => vec![None; pattern.panels.len()],
     };
-    let mut builder = FabricBuilder::new(vec![opts.material.clone()]).map_err(fabric_err)?;
-    let mut weaves: Vec<PanelWeave> = Vec::with_capacity(pattern.panels.len());
-    let mut panels = Vec::with_capacity(pattern.panels.len());
-    let mut first_node = 0;
-    for (pi, (panel, outline)) in pattern.panels.iter().zip(&outlines).enumerate() {
+    // The materials of the panels: the garment's, and per narrow panel the
+    // garment's scaled to its finer spacing (one entry per distinct scale).
+    let mut materials = vec![opts.material.clone()];
+    let mut woven = Vec::with_capacity(pattern.panels.len());
+    for (panel, outline) in pattern.panels.iter().zip(&outlines) {
         let grain = *opts
             .grain_deg
             .get(&panel.name)
             .unwrap_or(&opts.default_grain_deg);
-        let w = weave_outline(
-            outline,
-            opts.spacing,
-            grain.to_radians(),
-            opts.min_end_segment,
-        );
+        let mut halvings = 0;
+        let mut w;
+        loop {
+            let f = 0.5f64.powi(halvings as i32);
+            w = weave_outline(
+                outline,
+                [opts.spacing[0] * f, opts.spacing[1] * f],
+                grain.to_radians(),
+                opts.min_end_segment,
+            );
+            if (w.warp.len() >= 2 && w.weft.len() >= 2) || halvings >= opts.narrow_panel_halvings {
+                break;
+            }
+            halvings += 1;
+        }
+        let f = 0.5f64.powi(halvings as i32);
+        let material = if halvings == 0 {
+            0
+        } else {
+            let m = opts.material.scaled_per_width(f);
+            match materials.iter().position(|x| x.name == m.name) {
+                Some(k) => k,
+                None => {
+                    materials.push(m);
+                    materials.len() - 1
+                }
+            }
+        };
+        woven.push((
+            grain,
+            w,
+            [opts.spacing[0] * f, opts.spacing[1] * f],
+            material,
+        ));
+    }
+    let mut builder = FabricBuilder::new(materials.clone()).map_err(fabric_err)?;
+    let mut local = Vec::new();
+    let mut weaves: Vec<PanelWeave> = Vec::with_capacity(pattern.panels.len());
+    let mut panels = Vec::with_capacity(pattern.panels.len());
+    let mut first_node = 0;
+    for (pi, ((panel, outline), (grain, w, spacing, material))) in
+        pattern.panels.iter().zip(&outlines).zip(woven).enumerate()
+    {
         if w.warp.is_empty() || w.weft.is_empty() {
             return Err(PatternError::EmptyPanel {
                 file: file.clone(),
                 path: format!("pattern.panels.{}", panel.name),
-                spacing: opts.spacing,
+                spacing,
             });
         }
         let turn = turns[pi].unwrap_or_default();
@@ -349,8 +406,9 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
                 }
             })
             .collect();
+        local.extend(w.nodes.iter().copied());
         let spec = WovenPanelSpec {
-            material: opts.material.name.clone(),
+            material: materials[material].name.clone(),
             nodes,
             warp: w.warp.clone(),
             weft: w.weft.clone(),
@@ -369,6 +427,8 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
             weft_yarns: w.weft.len(),
             crossings: w.crossings(),
             ends: w.end_nodes(),
+            spacing,
+            material,
             dropped_stubs: w.dropped_stubs,
             shortest_segment: w.shortest_segment(),
             area: outline.signed_area(),
@@ -450,6 +510,7 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
         seams,
         stitches,
         panels,
+        local,
         vertical_offset: offset,
     })
 }

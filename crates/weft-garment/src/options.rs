@@ -1,0 +1,293 @@
+//! [`DrapeOptions`]: everything a drape is configured by, in one serde
+//! struct with documented defaults (unknown keys are errors when read from
+//! JSON).
+
+use crate::error::GarmentError;
+use crate::fabric::FabricPreset;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The body the garment is sewn around and draped on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Body {
+    /// weft's own mannequin (`data/bodies/mannequin.obj`, generated in
+    /// memory by `weft_io::mannequin::generate`).
+    #[default]
+    Mannequin,
+    /// A closed triangle mesh from an OBJ file, scaled by `scale` to metres
+    /// (0.01 for a file in cm). Y up, feet at y = 0.
+    Obj {
+        /// The OBJ file.
+        path: PathBuf,
+        /// Factor to metres.
+        scale: f64,
+    },
+}
+
+/// When a level counts as static ([`DrapeOptions::relax`]): the drape of
+/// each level runs in chunks of `check_interval` of simulated time, at least
+/// `min_time` and at most `max_time`, and stops after the first chunk that
+/// ends with
+/// - the kinetic energy below `½ M v_tol²` (M the garment's mass: an RMS
+///   speed below `speed_tolerance`), and
+/// - the force residual below `residual_tolerance`: the largest net force
+///   on a node (its mass times its acceleration over the last step,
+///   `m |Δẋ| / h`, the backward-Euler force balance) over the node's weight
+///   `m g`.
+///
+/// A level that reaches `max_time` first is reported as not static
+/// (`LevelReport::is_static`), with both figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RelaxOptions {
+    /// Shortest simulated draping time per level (s). Default 0.2.
+    pub min_time: f64,
+    /// Longest simulated draping time per level (s). Default 2.0 for the
+    /// coarsest level, and `max_time / 2` for the refined ones (they start
+    /// near their equilibrium).
+    pub max_time: f64,
+    /// Simulated time between checks (s). Default 0.05.
+    pub check_interval: f64,
+    /// RMS speed threshold v_tol (m/s). Default 0.01.
+    pub speed_tolerance: f64,
+    /// Largest net nodal force over nodal weight. Default 0.1.
+    pub residual_tolerance: f64,
+}
+
+impl Default for RelaxOptions {
+    fn default() -> Self {
+        Self {
+            min_time: 0.2,
+            max_time: 2.0,
+            check_interval: 0.05,
+            speed_tolerance: 0.01,
+            residual_tolerance: 0.1,
+        }
+    }
+}
+
+/// Options of [`crate::drape`] and [`crate::drape_to_dir`]. Lengths the user
+/// types are in millimetres where the CLI takes millimetres (`spacing_mm`),
+/// everything else SI.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DrapeOptions {
+    /// Final yarn spacing (mm, warp and weft). Default 20 (a 5 mm drape of
+    /// a skirt is hours on 2 cores today; see BENCHMARKS.md).
+    pub spacing_mm: f64,
+    /// Multilevel drape: the garment is sewn and draped first at the
+    /// coarsest spacing `spacing_mm · 2^k` that is at least this (mm), then
+    /// refined level by level, halving the spacing, down to `spacing_mm`
+    /// (see [`crate::level_spacings`]). A `spacing_mm` at or above it is a
+    /// single level. Default 16.
+    pub coarse_spacing_mm: f64,
+    /// The body. Default: weft's mannequin.
+    pub body: Body,
+    /// Fabric preset. Default cotton.
+    pub material: FabricPreset,
+    /// Grade factor: every length of the pattern times this
+    /// (`weft_pattern::Pattern::graded`). Default 1.
+    pub grade: f64,
+    /// Edge labels whose yarn ends are held to the body while sewing.
+    /// `None` (the default) holds GarmentCode's waist labels that the
+    /// pattern has ([`DEFAULT_ATTACH_LABELS`]); `Some(vec![])` holds none;
+    /// a label given explicitly must exist in the pattern.
+    pub attach: Option<Vec<String>>,
+    /// Sewing time (s, simulated, gravity off, drag on). Default 0.5.
+    pub sew_duration: f64,
+    /// Equilibrium criteria and time limits of the drape of each level.
+    pub relax: RelaxOptions,
+    /// Largest time step (s). Default 5 ms.
+    pub dt_max: f64,
+    /// Newton tolerance relative to the step's force scale (a drape needs
+    /// visual accuracy; the scene runner's default is 1e-6). Default 1e-3.
+    pub newton_tolerance: f64,
+    /// Yarn-yarn self-collision at levels with a spacing at or below this
+    /// (mm): front/back layers, sleeve/torso. A coarse net has holes wider
+    /// than the repulsion distance, so it is turned on where yarns are
+    /// dense. Default 4; 0 turns it off.
+    pub self_collision_below_mm: f64,
+    /// Yarn sliding (free `u, v` at crossings, Coulomb friction, parallel
+    /// contact; [`crate::fabric`]) at levels with a spacing at or below this
+    /// (mm). Default 0 (off: see the crate docs for its state).
+    pub sliding_below_mm: f64,
+    /// A drape whose garment slid down the body is an error
+    /// ([`GarmentError::SlidOff`]) instead of a warning. Default false.
+    pub strict: bool,
+    /// How far (m) the garment's highest point may end below the placed
+    /// garment's before the drape counts as slid off. Default 0.1.
+    pub slide_limit: f64,
+    /// Curve formats written for renderers: `bcc`, `mitsuba`, `obj`,
+    /// `tubes`, `usda`. Default all.
+    pub formats: Vec<String>,
+    /// Simulated time between frames of yarn curves under `DIR/frames/`
+    /// (s; 0: none). Default 0.
+    pub frame_dt: f64,
+}
+
+/// GarmentCode edge labels held to the body while sewing by default: the
+/// waistband of skirts and pants (`lower_interface`), as GarmentCode's own
+/// simulator attaches it.
+pub const DEFAULT_ATTACH_LABELS: [&str; 1] = ["lower_interface"];
+
+impl Default for DrapeOptions {
+    fn default() -> Self {
+        Self {
+            spacing_mm: 20.0,
+            coarse_spacing_mm: 16.0,
+            body: Body::Mannequin,
+            material: FabricPreset::Cotton,
+            grade: 1.0,
+            attach: None,
+            sew_duration: 0.5,
+            relax: RelaxOptions::default(),
+            dt_max: 5e-3,
+            newton_tolerance: 1e-3,
+            self_collision_below_mm: 4.0,
+            sliding_below_mm: 0.0,
+            strict: false,
+            slide_limit: 0.1,
+            formats: ["bcc", "mitsuba", "obj", "tubes", "usda"]
+                .map(String::from)
+                .to_vec(),
+            frame_dt: 0.0,
+        }
+    }
+}
+
+impl DrapeOptions {
+    /// Checks every value.
+    ///
+    /// # Errors
+    /// [`GarmentError::Option`] naming the option, what was expected and
+    /// what was found.
+    pub fn validate(&self) -> Result<(), GarmentError> {
+        let bad = |name: &str, expected: &str, found: f64| {
+            Err(GarmentError::Option {
+                option: name.into(),
+                expected: expected.into(),
+                found: found.to_string(),
+            })
+        };
+        let positive = [
+            ("spacing_mm", self.spacing_mm),
+            ("coarse_spacing_mm", self.coarse_spacing_mm),
+            ("grade", self.grade),
+            ("dt_max", self.dt_max),
+            ("newton_tolerance", self.newton_tolerance),
+            ("relax.max_time", self.relax.max_time),
+            ("relax.check_interval", self.relax.check_interval),
+            ("relax.speed_tolerance", self.relax.speed_tolerance),
+            ("relax.residual_tolerance", self.relax.residual_tolerance),
+            ("slide_limit", self.slide_limit),
+        ];
+        for (name, v) in positive {
+            if !(v.is_finite() && v > 0.0) {
+                return bad(name, "a finite value > 0", v);
+            }
+        }
+        let non_negative = [
+            ("sew_duration", self.sew_duration),
+            ("relax.min_time", self.relax.min_time),
+            ("self_collision_below_mm", self.self_collision_below_mm),
+            ("sliding_below_mm", self.sliding_below_mm),
+            ("frame_dt", self.frame_dt),
+        ];
+        for (name, v) in non_negative {
+            if !(v.is_finite() && v >= 0.0) {
+                return bad(name, "a finite value >= 0", v);
+            }
+        }
+        if let Body::Obj { scale, .. } = &self.body
+            && !(scale.is_finite() && *scale > 0.0)
+        {
+            return bad("body.scale", "a finite factor > 0", *scale);
+        }
+        if self.spacing_mm < 0.25 {
+            return bad(
+                "spacing_mm",
+                "a spacing of at least 0.25 mm",
+                self.spacing_mm,
+            );
+        }
+        self.curve_formats().map(|_| ())
+    }
+
+    /// The curve formats of [`DrapeOptions::formats`].
+    ///
+    /// # Errors
+    /// [`GarmentError::Option`] for an unknown name.
+    pub fn curve_formats(&self) -> Result<Vec<weft_io::CurveFormat>, GarmentError> {
+        self.formats
+            .iter()
+            .map(|f| {
+                weft_io::CurveFormat::ALL
+                    .into_iter()
+                    .find(|c| c.name() == f.trim())
+                    .ok_or_else(|| GarmentError::Option {
+                        option: "formats".into(),
+                        expected: "bcc, mitsuba, obj, tubes or usda".into(),
+                        found: format!("{f:?}"),
+                    })
+            })
+            .collect()
+    }
+}
+
+/// The spacings (m) of the levels of a multilevel drape, coarsest first:
+/// `s · 2^k, …, 2s, s` with `s = spacing_mm / 1000` and `k` the smallest
+/// count for which `s · 2^k ≥ coarse_spacing_mm / 1000` (0 when `s` is
+/// already that coarse). E.g. 5 mm from 16 mm: 20, 10, 5 mm; 1 mm: 16, 8,
+/// 4, 2, 1 mm; 40 mm: 40 mm.
+pub fn level_spacings(spacing_mm: f64, coarse_spacing_mm: f64) -> Vec<f64> {
+    let mut s = vec![spacing_mm * 1e-3];
+    while s[0] < coarse_spacing_mm * 1e-3 * (1.0 - 1e-9) && s.len() < 16 {
+        s.insert(0, 2.0 * s[0]);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_halve_down_to_the_spacing() {
+        let mm = |v: Vec<f64>| {
+            v.iter()
+                .map(|s| (s * 1e3 * 1e6).round() / 1e6)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(mm(level_spacings(5.0, 16.0)), vec![20.0, 10.0, 5.0]);
+        assert_eq!(
+            mm(level_spacings(1.0, 16.0)),
+            vec![16.0, 8.0, 4.0, 2.0, 1.0]
+        );
+        assert_eq!(mm(level_spacings(40.0, 16.0)), vec![40.0]);
+        assert_eq!(mm(level_spacings(16.0, 16.0)), vec![16.0]);
+    }
+
+    #[test]
+    fn options_round_trip_and_refuse_unknown_keys() {
+        let o = DrapeOptions::default();
+        let j = serde_json::to_string(&o).unwrap();
+        let back: DrapeOptions = serde_json::from_str(&j).unwrap();
+        assert_eq!(back, o);
+        let partial: DrapeOptions =
+            serde_json::from_str(r#"{"spacing_mm": 2, "material": "denim"}"#).unwrap();
+        assert_eq!(partial.spacing_mm, 2.0);
+        assert_eq!(partial.material, FabricPreset::Denim);
+        let e = serde_json::from_str::<DrapeOptions>(r#"{"spacing": 2}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown field `spacing`"), "{e}");
+        let mut bad = DrapeOptions::default();
+        bad.relax.speed_tolerance = f64::NAN;
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("relax.speed_tolerance"), "{e}");
+        bad = DrapeOptions {
+            formats: vec!["ply".into()],
+            ..DrapeOptions::default()
+        };
+        assert!(bad.validate().unwrap_err().to_string().contains("ply"));
+    }
+}

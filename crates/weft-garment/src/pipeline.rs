@@ -1,0 +1,921 @@
+//! The multilevel drape: weave → place → sew → drape at the coarsest level,
+//! then refine → relax level by level, then the outputs.
+
+use crate::error::GarmentError;
+use crate::options::{Body, DEFAULT_ATTACH_LABELS, DrapeOptions, level_spacings};
+use crate::progress::{Phase, Progress};
+use crate::transfer::{carry_state, positions};
+use nalgebra::Vector3;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use weft_core::{Fabric, State};
+use weft_io::{CurveExportOptions, CurveFormat, TriMesh, YarnCurves};
+use weft_pattern::{Garment, Pattern, WeaveOptions, weave_garment};
+use weft_solver::assembly::SelfContact;
+use weft_solver::collide::{Collider, SelfCollision, TriangleMesh};
+use weft_solver::{Settings, Simulation, Tie};
+
+/// Mass-proportional drag during sewing (1/s): a numerical aid that keeps
+/// the sewing quasi-static (`weft_solver::Assembler::drag`).
+pub const SEWING_DRAG: f64 = 20.0;
+
+/// Gravitational acceleration (m/s², Y up).
+pub const GRAVITY: f64 = 9.81;
+
+/// Halvings of the spacing allowed for a narrow panel
+/// (`weft_pattern::WeaveOptions::narrow_panel_halvings`): a panel down to
+/// 1/64 of the level's spacing wide still gets yarns.
+pub const NARROW_PANEL_HALVINGS: u32 = 6;
+
+/// Body collider penalty: a node pressed by 1 % of the yarn's stretch
+/// stiffness sinks by at most a yarn radius, `k = 0.01 k_s / R` (N/m).
+pub const BODY_PENALTY: f64 = 0.01;
+/// Coulomb friction of the garment on the body while draping.
+pub const BODY_FRICTION: f64 = 0.5;
+/// Seam ties: the largest gap at a level's start pulls with this fraction
+/// of a yarn's stretch stiffness, `k = 0.05 k_s / gap`; tie damping is
+/// `0.1 s · k` (overdamped).
+pub const TIE_FRACTION: f64 = 0.05;
+
+/// What one level of the drape did.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct LevelReport {
+    /// Level index (0 = coarsest).
+    pub level: usize,
+    /// Yarn spacing (m).
+    pub spacing_m: f64,
+    /// Yarn pieces (warp + weft).
+    pub yarns: usize,
+    /// Crossing nodes.
+    pub crossings: usize,
+    /// Nodes.
+    pub nodes: usize,
+    /// Seam ties.
+    pub seam_ties: usize,
+    /// Panels woven finer than the level's spacing (narrow panels).
+    pub narrow_panels: usize,
+    /// Yarn ends held to the body while sewing (level 0 only).
+    pub attached_nodes: usize,
+    /// Yarn sliding on.
+    pub sliding: bool,
+    /// Self-collision on.
+    pub self_collision: bool,
+    /// Accepted time steps.
+    pub steps: usize,
+    /// Rejected step attempts.
+    pub rejected: usize,
+    /// Newton iterations, summed over the accepted steps.
+    pub newton_iterations: usize,
+    /// PCG iterations, summed over the accepted steps.
+    pub cg_iterations: usize,
+    /// Wall time of the level (s).
+    pub wall_time_s: f64,
+    /// Simulated sewing time (s, level 0 only).
+    pub sewing_time_s: f64,
+    /// Simulated draping time (s).
+    pub draping_time_s: f64,
+    /// Kinetic energy at the end (J).
+    pub kinetic_energy_j: f64,
+    /// Its threshold `½ M v_tol²` (J).
+    pub kinetic_threshold_j: f64,
+    /// Force residual at the end: largest net nodal force over nodal weight.
+    pub residual: f64,
+    /// Its threshold.
+    pub residual_threshold: f64,
+    /// Both below their thresholds before `relax.max_time`.
+    pub is_static: bool,
+    /// Largest seam-tie gap at the end (m).
+    pub max_seam_gap_m: f64,
+    /// Deepest node inside the body at the end (m).
+    pub max_penetration_m: f64,
+    /// Deepest point of any yarn segment inside the body (m), sampled at
+    /// 5 points per segment.
+    pub max_segment_penetration_m: f64,
+}
+
+/// `DIR/summary.json` (DESIGN §8 garment pipeline keys, plus the levels).
+#[derive(Serialize, Debug, Clone)]
+pub struct DrapeSummary {
+    /// The pattern file.
+    pub pattern: String,
+    /// Panels woven.
+    pub panels: usize,
+    /// Yarn pieces (warp + weft) at the final level.
+    pub yarns: usize,
+    /// Crossing nodes at the final level.
+    pub crossings: usize,
+    /// Stitches sewn.
+    pub seams: usize,
+    /// Seam ties at the final level.
+    pub seam_ties: usize,
+    /// Nodes at the final level.
+    pub nodes: usize,
+    /// Accepted time steps (all levels).
+    pub steps: usize,
+    /// Rejected step attempts (all levels).
+    pub rejected: usize,
+    /// Wall time of the whole drape (s).
+    pub wall_time_s: f64,
+    /// Largest seam-tie gap at the end (m).
+    pub max_seam_gap_m: f64,
+    /// Largest seam-tie gap after sewing, before draping (m).
+    pub max_seam_gap_after_sewing_m: f64,
+    /// How far the garment's centroid sank from its placement (m, positive
+    /// down).
+    pub centroid_drop_m: f64,
+    /// How far the garment's highest point sank from the placed garment's
+    /// (m, positive down).
+    pub top_drop_m: f64,
+    /// `top_drop_m` above `slide_limit`: the garment slid down the body.
+    pub slid_off: bool,
+    /// Deepest node inside the body at the end (m, 0 if none).
+    pub max_penetration_m: f64,
+    /// Deepest yarn-segment point inside the body at the end (m).
+    pub max_segment_penetration_m: f64,
+    /// Every coordinate finite.
+    pub finite: bool,
+    /// Final yarn spacing (m).
+    pub spacing_m: f64,
+    /// Material preset.
+    pub material: String,
+    /// Grade factor applied to the pattern.
+    pub grade: f64,
+    /// Yarn ends held to the body while sewing.
+    pub attached_nodes: usize,
+    /// The labels whose edges were held.
+    pub attached_labels: Vec<String>,
+    /// Frames of yarn curves written under `frames/`.
+    pub frames: usize,
+    /// Body used.
+    pub body: String,
+    /// The final level is static ([`LevelReport::is_static`]).
+    pub is_static: bool,
+    /// Per level, coarsest first.
+    pub levels: Vec<LevelReport>,
+    /// Per stitch (file order), at the final level.
+    pub stitch_gaps: Vec<StitchGap>,
+    /// Per panel (file order), at the final level.
+    pub panel_weaves: Vec<PanelWeave>,
+    /// The backend that stepped the simulation.
+    pub backend: String,
+}
+
+/// What weaving made of one panel.
+#[derive(Serialize, Debug, Clone)]
+pub struct PanelWeave {
+    /// Panel name.
+    pub name: String,
+    /// Warp yarn pieces.
+    pub warp_yarns: usize,
+    /// Weft yarn pieces.
+    pub weft_yarns: usize,
+    /// Crossings (nodes).
+    pub crossings: usize,
+    /// Yarn ends on the outline.
+    pub ends: usize,
+    /// Spacing the panel was woven at (m; finer than the level's for a
+    /// narrow panel).
+    pub spacing_m: f64,
+}
+
+/// The state of one stitch at the end of a drape.
+#[derive(Serialize, Debug, Clone)]
+pub struct StitchGap {
+    /// Side a as `panel:edge` (edge index in the panel's edge list).
+    pub a: String,
+    /// Side b as `panel:edge`.
+    pub b: String,
+    /// Largest tie gap of the stitch (m).
+    pub max_gap_m: f64,
+    /// Position of the yarn end with the largest gap (m).
+    pub widest_at_m: Option<[f64; 3]>,
+    /// The point on the other edge it is tied to (m).
+    pub widest_target_m: Option<[f64; 3]>,
+}
+
+/// A finished drape: the final level's garment and state, the body and the
+/// summary.
+pub struct Drape {
+    /// The pattern as read (and graded).
+    pub pattern: Pattern,
+    /// The final level's woven garment (its fabric's `initial` is the rest
+    /// weave).
+    pub garment: Garment,
+    /// The draped state of the final level.
+    pub state: State,
+    /// The body (m).
+    pub body: TriMesh,
+    /// The summary.
+    pub summary: DrapeSummary,
+}
+
+impl Drape {
+    /// The fabric of the final level.
+    pub fn fabric(&self) -> &Fabric {
+        &self.garment.fabric
+    }
+
+    /// Writes `final_state.json`, `summary.json`, the yarn curves
+    /// (`yarns.*` in `formats`) and `preview.png` to `out`, each atomically.
+    ///
+    /// # Errors
+    /// [`GarmentError::Io`], [`GarmentError::Output`], [`GarmentError::Export`].
+    pub fn write_outputs(&self, out: &Path, formats: &[CurveFormat]) -> Result<(), GarmentError> {
+        create_dir(out)?;
+        let fabric = self.fabric();
+        weft_io::write_final_state(out.join("final_state.json"), &self.state, fabric)?;
+        weft_io::write_curves(
+            out,
+            "yarns",
+            fabric,
+            &self.state.x,
+            formats,
+            &CurveExportOptions::default(),
+        )?;
+        write_preview(out, fabric, &self.state.x, &self.body)?;
+        weft_io::atomic_write(&out.join("summary.json"), |w| {
+            serde_json::to_writer_pretty(&mut *w, &self.summary).map_err(std::io::Error::other)
+        })?;
+        Ok(())
+    }
+}
+
+fn create_dir(d: &Path) -> Result<(), GarmentError> {
+    std::fs::create_dir_all(d).map_err(|source| GarmentError::Io {
+        path: d.to_path_buf(),
+        source,
+    })
+}
+
+fn write_preview(
+    out: &Path,
+    fabric: &Fabric,
+    x: &[Vector3<f64>],
+    body: &TriMesh,
+) -> Result<(), GarmentError> {
+    let curves = YarnCurves::from_positions(fabric, x, 4)?;
+    weft_io::write_preview(out.join("preview.png"), &curves, Some(body), 1200, 900)?;
+    Ok(())
+}
+
+/// Drapes the pattern file `pattern` with `opts`, in memory (no files
+/// written; [`Drape::write_outputs`] writes them).
+///
+/// # Errors
+/// See [`GarmentError`]: options, the pattern, the body, the solver, and
+/// [`GarmentError::SlidOff`] with `strict`.
+pub fn drape(
+    pattern: &Path,
+    opts: &DrapeOptions,
+    progress: &mut dyn Progress,
+) -> Result<Drape, GarmentError> {
+    Run::new(opts, None)?.go(pattern, progress)
+}
+
+/// Drapes the pattern file `pattern` with `opts` and writes every output to
+/// `out` (created if missing): `final_state.json`, `summary.json`, the yarn
+/// curves, `preview.png`, and the frames under `out/frames/` with
+/// `frame_dt > 0`. When the solver fails, `final_state.json` and
+/// `preview.png` of the last good state are written before the error
+/// returns; with `strict`, a garment that slid off is an error after all
+/// outputs are written.
+///
+/// # Errors
+/// As [`drape`], and output errors naming the file.
+pub fn drape_to_dir(
+    pattern: &Path,
+    opts: &DrapeOptions,
+    out: &Path,
+    progress: &mut dyn Progress,
+) -> Result<Drape, GarmentError> {
+    create_dir(out)?;
+    let formats = opts.curve_formats()?;
+    let d = Run::new(opts, Some(out.to_path_buf()))?.go(pattern, progress)?;
+    d.write_outputs(out, &formats)?;
+    if opts.strict && d.summary.slid_off {
+        return Err(slid_off_error(&d.summary, opts));
+    }
+    Ok(d)
+}
+
+fn slid_off_error(s: &DrapeSummary, opts: &DrapeOptions) -> GarmentError {
+    GarmentError::SlidOff {
+        drop_m: s.top_drop_m,
+        limit_m: opts.slide_limit,
+        centroid_drop_m: s.centroid_drop_m,
+    }
+}
+
+/// The solver's seam ties ([`Tie`]) of a woven garment's seams.
+pub fn seam_ties(garment: &Garment) -> Vec<Tie> {
+    garment
+        .seams
+        .iter()
+        .map(|t| Tie {
+            node: t.node,
+            other: t.other,
+            t: t.t,
+        })
+        .collect()
+}
+
+/// The fabric's state (anchors and everything else from `fabric.initial`)
+/// with positions, arc-length coordinates and their rates from the flat
+/// vectors `q`, `v` (5 per node: x, y, z, u, v).
+fn state_from(fabric: &Fabric, q: &[f64], v: &[f64]) -> State {
+    let mut st = fabric.initial.clone();
+    for i in 0..fabric.node_count() {
+        let o = 5 * i;
+        st.x[i] = Vector3::new(q[o], q[o + 1], q[o + 2]);
+        st.u[i] = q[o + 3];
+        st.v[i] = q[o + 4];
+        st.x_dot[i] = Vector3::new(v[o], v[o + 1], v[o + 2]);
+        st.u_dot[i] = v[o + 3];
+        st.v_dot[i] = v[o + 4];
+    }
+    st
+}
+
+/// Largest seam-tie gap (m) at coordinates `q` (5 per node).
+pub fn max_gap(ties: &[Tie], q: &[f64]) -> f64 {
+    let x = |i: usize| Vector3::new(q[5 * i], q[5 * i + 1], q[5 * i + 2]);
+    ties.iter()
+        .map(|t| (x(t.node) - (x(t.other[0]) * (1.0 - t.t) + x(t.other[1]) * t.t)).norm())
+        .fold(0.0, f64::max)
+}
+
+/// Deepest node and deepest segment point (5 samples per segment) inside
+/// the collider (m, 0 if none).
+pub fn penetrations(fabric: &Fabric, x: &[Vector3<f64>], body: &Collider) -> (f64, f64) {
+    let node = x
+        .par_iter()
+        .map(|p| (-body.distance(p, 0.0).0).max(0.0))
+        .reduce(|| 0.0, f64::max);
+    let seg = fabric
+        .elements
+        .segments
+        .par_iter()
+        .map(|s| {
+            (1..4)
+                .map(|k| {
+                    let t = k as f64 / 4.0;
+                    let p = x[s.a] * (1.0 - t) + x[s.b] * t;
+                    (-body.distance(&p, 0.0).0).max(0.0)
+                })
+                .fold(0.0, f64::max)
+        })
+        .reduce(|| 0.0, f64::max);
+    (node, seg.max(node))
+}
+
+struct Run<'a> {
+    opts: &'a DrapeOptions,
+    out: Option<PathBuf>,
+    formats: Vec<CurveFormat>,
+    frames: usize,
+    next_frame: f64,
+    last_frame: f64,
+    start: Instant,
+}
+
+/// The simulation of one level and its bookkeeping.
+struct LevelSim {
+    sim: Simulation,
+    masses: Vec<f64>,
+    prev_v: Vec<f64>,
+    residual: f64,
+    steps: usize,
+    newton: usize,
+    cg: usize,
+}
+
+impl LevelSim {
+    fn kinetic(&self) -> f64 {
+        self.masses
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let v = &self.sim.v[5 * i..5 * i + 3];
+                0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+            })
+            .sum()
+    }
+}
+
+impl<'a> Run<'a> {
+    fn new(opts: &'a DrapeOptions, out: Option<PathBuf>) -> Result<Self, GarmentError> {
+        opts.validate()?;
+        Ok(Self {
+            opts,
+            out,
+            formats: opts.curve_formats()?,
+            frames: 0,
+            next_frame: 0.0,
+            last_frame: 0.0,
+            start: Instant::now(),
+        })
+    }
+
+    fn load_body(&self) -> Result<(TriMesh, String), GarmentError> {
+        match &self.opts.body {
+            Body::Obj { path, scale } => {
+                let name = path.display().to_string();
+                let mut m = TriMesh::from_obj(path).map_err(|e| GarmentError::Body {
+                    body: name.clone(),
+                    message: e.to_string(),
+                })?;
+                for v in &mut m.vertices {
+                    for c in v.iter_mut() {
+                        *c *= scale;
+                    }
+                }
+                Ok((m, name))
+            }
+            Body::Mannequin => Ok((
+                weft_io::mannequin::generate(),
+                "weft mannequin (data/bodies/mannequin.obj)".into(),
+            )),
+        }
+    }
+
+    /// Writes a frame of yarn curves if one is due at simulated time `t`
+    /// (or, with `phase_end`, if none was written at `t` yet).
+    fn frame(
+        &mut self,
+        t: f64,
+        fabric: &Fabric,
+        q: &[f64],
+        phase_end: bool,
+    ) -> Result<(), GarmentError> {
+        let (Some(out), true) = (&self.out, self.opts.frame_dt > 0.0) else {
+            return Ok(());
+        };
+        let due = t + 1e-9 >= self.next_frame;
+        let written_at_t = self.frames > 0 && (self.last_frame - t).abs() < 1e-9;
+        let end_frame = phase_end && !written_at_t;
+        if !due && !end_frame {
+            return Ok(());
+        }
+        let dir = out.join("frames");
+        create_dir(&dir)?;
+        weft_io::write_curves(
+            &dir,
+            &format!("frame_{:04}", self.frames),
+            fabric,
+            &positions(q),
+            &self.formats,
+            &CurveExportOptions::default(),
+        )?;
+        self.frames += 1;
+        self.last_frame = t;
+        if due {
+            self.next_frame = t + self.opts.frame_dt;
+        }
+        Ok(())
+    }
+
+    /// Runs `sim` under its current settings in chunks until `max_time`
+    /// (or, with `relax`, until static after `min_time`). Returns the
+    /// simulated time and whether it ended static.
+    #[allow(clippy::too_many_arguments)]
+    fn run_phase(
+        &mut self,
+        ls: &mut LevelSim,
+        phase: Phase,
+        level: usize,
+        spacing: f64,
+        max_time: f64,
+        relax: bool,
+        body: &TriMesh,
+        t_global: &mut f64,
+        progress: &mut dyn Progress,
+    ) -> Result<(f64, bool), GarmentError> {
+        let r = &self.opts.relax;
+        let t0 = ls.sim.t;
+        let total_mass: f64 = ls.masses.iter().sum();
+        let ke_tol = 0.5 * total_mass * r.speed_tolerance.powi(2);
+        progress.phase_start(phase, max_time);
+        let mut converged = false;
+        while ls.sim.t - t0 < max_time - 1e-9 {
+            let chunk = if self.opts.frame_dt > 0.0 {
+                r.check_interval.min(self.opts.frame_dt)
+            } else {
+                r.check_interval
+            };
+            let t_end = (ls.sim.t + chunk).min(t0 + max_time);
+            ls.prev_v.clone_from(&ls.sim.v);
+            let LevelSim {
+                sim,
+                masses,
+                prev_v,
+                residual,
+                steps,
+                newton,
+                cg,
+            } = ls;
+            let res = sim.advance_to(t_end, |s, st| {
+                // Net force over weight of the worst node: m |Δẋ| / h / (m g).
+                let mut worst = 0.0f64;
+                for i in 0..masses.len() {
+                    if masses[i] > 0.0 {
+                        let d = Vector3::new(
+                            s.v[5 * i] - prev_v[5 * i],
+                            s.v[5 * i + 1] - prev_v[5 * i + 1],
+                            s.v[5 * i + 2] - prev_v[5 * i + 2],
+                        );
+                        worst = worst.max(d.norm());
+                    }
+                }
+                *residual = worst / (st.h * GRAVITY);
+                prev_v.clone_from(&s.v);
+                *steps += 1;
+                *newton += st.newton_iterations;
+                *cg += st.cg_iterations;
+                progress.step(s.t - t0, st);
+            });
+            if let Err(e) = res {
+                progress.phase_end();
+                if let Some(out) = &self.out {
+                    let state = ls.sim.state();
+                    let fabric = &ls.sim.assembler.fabric;
+                    weft_io::write_final_state(out.join("final_state.json"), &state, fabric)?;
+                    write_preview(out, fabric, &state.x, body)?;
+                }
+                return Err(GarmentError::Solver {
+                    phase: phase.name(),
+                    level,
+                    spacing_mm: spacing * 1e3,
+                    t: ls.sim.t,
+                    message: e.to_string(),
+                    out: self.out.clone(),
+                });
+            }
+            let q = ls.sim.q.clone();
+            self.frame(
+                *t_global + ls.sim.t - t0,
+                &ls.sim.assembler.fabric,
+                &q,
+                false,
+            )?;
+            if relax
+                && ls.sim.t - t0 >= r.min_time - 1e-9
+                && ls.kinetic() < ke_tol
+                && ls.residual < r.residual_tolerance
+            {
+                converged = true;
+                break;
+            }
+        }
+        progress.phase_end();
+        let dt = ls.sim.t - t0;
+        let q = ls.sim.q.clone();
+        self.frame(*t_global + dt, &ls.sim.assembler.fabric, &q, true)?;
+        *t_global += dt;
+        Ok((dt, converged))
+    }
+
+    fn go(
+        mut self,
+        pattern_file: &Path,
+        progress: &mut dyn Progress,
+    ) -> Result<Drape, GarmentError> {
+        let opts = self.opts;
+        let mut pattern = Pattern::from_file(pattern_file)?;
+        if opts.grade != 1.0 {
+            pattern = pattern.graded(opts.grade);
+        }
+        let (body, body_name) = self.load_body()?;
+        let verts: Vec<Vector3<f64>> = body.vertices.iter().map(|v| Vector3::from(*v)).collect();
+        let mesh =
+            TriangleMesh::from_triangles(&body_name, &verts, &body.triangles).map_err(|e| {
+                GarmentError::Body {
+                    body: body_name.clone(),
+                    message: e.to_string(),
+                }
+            })?;
+        let spacings = level_spacings(opts.spacing_mm, opts.coarse_spacing_mm);
+        let gravity = Vector3::new(0.0, -GRAVITY, 0.0);
+        let mut levels: Vec<LevelReport> = Vec::new();
+        let mut prev: Option<(Garment, Vec<f64>, Vec<f64>)> = None;
+        let mut gap_sewn = 0.0;
+        let mut attached_labels = Vec::new();
+        let mut attached_nodes = 0;
+        let mut placed_top = 0.0;
+        let mut placed_centroid = 0.0;
+        let mut t_global = 0.0;
+        for (level, &s) in spacings.iter().enumerate() {
+            let level_start = Instant::now();
+            let mm = s * 1e3;
+            let sliding = mm <= opts.sliding_below_mm * (1.0 + 1e-9);
+            let self_collision = mm <= opts.self_collision_below_mm * (1.0 + 1e-9);
+            let mut wopts = WeaveOptions::new(s);
+            wopts.material = opts.material.material(s, sliding);
+            wopts.sliding = sliding;
+            wopts.narrow_panel_halvings = NARROW_PANEL_HALVINGS;
+            let garment = weave_garment(&pattern, &wopts)?;
+            let nodes = garment.fabric.node_count();
+            progress.level(level, s, nodes);
+            let narrow = garment
+                .panels
+                .iter()
+                .filter(|p| p.spacing[0] < s * (1.0 - 1e-9))
+                .count();
+            let ties = seam_ties(&garment);
+            let mat = &garment.fabric.materials[0];
+            let (k_s, radius) = (mat.stretch_stiffness, mat.radius);
+            let margin = 2.0 * radius;
+            let collider = Collider::new(mesh.clone(), BODY_PENALTY * k_s / radius, BODY_FRICTION)
+                .map_err(|e| GarmentError::Body {
+                    body: body_name.clone(),
+                    message: e.to_string(),
+                })?;
+            let mut fabric = garment.fabric.clone();
+            if let Some((coarse, q, v)) = &prev {
+                let (mut qn, vn) = carry_state(coarse, q, v, &garment);
+                // The fit is not an interpolation: lift any node it put
+                // into the body back out to the contact distance.
+                qn.par_chunks_mut(5).for_each(|c| {
+                    let x = Vector3::new(c[0], c[1], c[2]);
+                    let (phi, n) = collider.distance(&x, 0.0);
+                    if phi < radius + margin {
+                        let y = x + n * (radius + margin - phi);
+                        c[..3].copy_from_slice(y.as_slice());
+                    }
+                });
+                let mut st = state_from(&fabric, &qn, &vn);
+                st.anchors = fabric
+                    .elements
+                    .anchors
+                    .iter()
+                    .map(|a| st.arc(a.node, a.family))
+                    .collect();
+                fabric.initial = st;
+            }
+            let settings = Settings {
+                dt: 1e-3,
+                dt_max: opts.dt_max,
+                dt_min: 1e-7,
+                newton_tolerance: opts.newton_tolerance,
+                ..Settings::default()
+            };
+            let masses = fabric.lumped_masses(&fabric.initial);
+            let mut sim = Simulation::with_ties(fabric, gravity, settings, vec![], ties.clone());
+            sim.assembler.contact.colliders = vec![(collider.clone(), margin)];
+            if self_collision {
+                let d0 = 2.0 * radius + margin;
+                let detector = SelfCollision::from_fabric(&sim.assembler.fabric, 2.0 * d0, 2)
+                    .map_err(|e| GarmentError::Option {
+                        option: "self_collision_below_mm".into(),
+                        expected: "a fabric self-collision can be built for".into(),
+                        found: e.to_string(),
+                    })?;
+                sim.assembler.contact.self_collision = Some(SelfContact {
+                    detector,
+                    d0,
+                    stiffness: BODY_PENALTY * k_s / radius,
+                    contacts: Vec::new(),
+                });
+            }
+            let gap0 = max_gap(&ties, &sim.q).max(s);
+            sim.assembler.tie_stiffness = TIE_FRACTION * k_s / gap0;
+            sim.assembler.tie_damping = 0.1 * sim.assembler.tie_stiffness;
+            let n = masses.len();
+            let mut ls = LevelSim {
+                sim,
+                masses,
+                prev_v: vec![0.0; 5 * n],
+                residual: f64::INFINITY,
+                steps: 0,
+                newton: 0,
+                cg: 0,
+            };
+            let mut sewing_time = 0.0;
+            if level == 0 {
+                let x0 = positions(&ls.sim.q);
+                placed_top = x0.iter().map(|x| x.y).fold(f64::NEG_INFINITY, f64::max);
+                placed_centroid = x0.iter().map(|x| x.y).sum::<f64>() / n.max(1) as f64;
+                // Attachments: labelled edges held to the nearest body point.
+                let labels: Vec<String> = match &opts.attach {
+                    Some(l) => l.clone(),
+                    None => DEFAULT_ATTACH_LABELS
+                        .iter()
+                        .filter(|l| !garment.labelled_nodes(l).is_empty())
+                        .map(|l| l.to_string())
+                        .collect(),
+                };
+                let mut attachments = Vec::new();
+                for label in &labels {
+                    let nodes = garment.labelled_nodes(label.trim());
+                    if nodes.is_empty() {
+                        let mut known: Vec<&str> = garment
+                            .panels
+                            .iter()
+                            .flat_map(|p| &p.edges)
+                            .filter_map(|e| e.label.as_deref())
+                            .collect();
+                        known.sort_unstable();
+                        known.dedup();
+                        return Err(GarmentError::UnknownLabel {
+                            file: pattern.file.clone(),
+                            label: label.clone(),
+                            known: if known.is_empty() {
+                                "none".into()
+                            } else {
+                                known.join(", ")
+                            },
+                        });
+                    }
+                    for node in nodes {
+                        let x = x0[node];
+                        let (phi, nrm) = collider.distance(&x, 0.0);
+                        attachments.push((node, x - nrm * (phi - radius - margin)));
+                    }
+                }
+                attached_nodes = attachments.len();
+                attached_labels = labels;
+                ls.sim.assembler.attachments = attachments;
+                ls.sim.assembler.attachment_stiffness = ls.sim.assembler.tie_stiffness;
+                self.frame(0.0, &ls.sim.assembler.fabric, &ls.sim.q.clone(), false)?;
+                // Sewing: no gravity, no friction against the body, drag.
+                ls.sim.assembler.gravity = Vector3::zeros();
+                ls.sim.assembler.drag = SEWING_DRAG;
+                let frictionless = Collider::new(collider.shape.clone(), collider.stiffness, 0.0)
+                    .map_err(|e| GarmentError::Body {
+                    body: body_name.clone(),
+                    message: e.to_string(),
+                })?;
+                ls.sim.assembler.contact.colliders = vec![(frictionless, margin)];
+                let (dt, _) = self.run_phase(
+                    &mut ls,
+                    Phase::Sewing,
+                    level,
+                    s,
+                    opts.sew_duration,
+                    false,
+                    &body,
+                    &mut t_global,
+                    progress,
+                )?;
+                sewing_time = dt;
+                gap_sewn = max_gap(&ties, &ls.sim.q);
+                ls.sim.assembler.attachments.clear();
+                ls.sim.assembler.attachment_stiffness = 0.0;
+                ls.sim.assembler.gravity = gravity;
+                ls.sim.assembler.drag = 0.0;
+                ls.sim.assembler.contact.colliders = vec![(collider.clone(), margin)];
+            }
+            let max_time = if level == 0 {
+                opts.relax.max_time
+            } else {
+                0.5 * opts.relax.max_time
+            };
+            let (draping_time, is_static) = self.run_phase(
+                &mut ls,
+                Phase::Draping,
+                level,
+                s,
+                max_time,
+                true,
+                &body,
+                &mut t_global,
+                progress,
+            )?;
+            let x = positions(&ls.sim.q);
+            let (pen_node, pen_seg) = penetrations(&ls.sim.assembler.fabric, &x, &collider);
+            let (yarns, crossings, _) = garment.totals();
+            let kinetic = ls.kinetic();
+            let total_mass: f64 = ls.masses.iter().sum();
+            let report = LevelReport {
+                level,
+                spacing_m: s,
+                yarns,
+                crossings,
+                nodes,
+                seam_ties: ties.len(),
+                narrow_panels: narrow,
+                attached_nodes: if level == 0 { attached_nodes } else { 0 },
+                sliding,
+                self_collision,
+                steps: ls.steps,
+                rejected: ls.sim.rejections.values().sum(),
+                newton_iterations: ls.newton,
+                cg_iterations: ls.cg,
+                wall_time_s: level_start.elapsed().as_secs_f64(),
+                sewing_time_s: sewing_time,
+                draping_time_s: draping_time,
+                kinetic_energy_j: kinetic,
+                kinetic_threshold_j: 0.5 * total_mass * opts.relax.speed_tolerance.powi(2),
+                residual: ls.residual,
+                residual_threshold: opts.relax.residual_tolerance,
+                is_static,
+                max_seam_gap_m: max_gap(&ties, &ls.sim.q),
+                max_penetration_m: pen_node,
+                max_segment_penetration_m: pen_seg,
+            };
+            if !is_static {
+                progress.note(&format!(
+                    "warning: level {level} ({mm} mm) is not static after {draping_time:.2} s: kinetic energy {:.2e} J (threshold {:.2e} J), residual {:.3} (threshold {})",
+                    report.kinetic_energy_j,
+                    report.kinetic_threshold_j,
+                    report.residual,
+                    report.residual_threshold
+                ));
+            }
+            levels.push(report);
+            let q = std::mem::take(&mut ls.sim.q);
+            let v = std::mem::take(&mut ls.sim.v);
+            prev = Some((garment, q, v));
+        }
+        let (garment, q, v) = prev.expect("at least one level");
+        let state = state_from(&garment.fabric, &q, &v);
+        let last = levels.last().expect("at least one level").clone();
+        let xs = &state.x;
+        let top = xs.iter().map(|x| x.y).fold(f64::NEG_INFINITY, f64::max);
+        let centroid = xs.iter().map(|x| x.y).sum::<f64>() / xs.len().max(1) as f64;
+        let top_drop = placed_top - top;
+        let slid_off = top_drop > opts.slide_limit;
+        if slid_off {
+            progress.note(&format!(
+                "warning: the garment slid down the body: its highest point ended {:.0} mm below the placed garment's (limit {:.0} mm), its centroid {:.0} mm",
+                top_drop * 1e3,
+                opts.slide_limit * 1e3,
+                (placed_centroid - centroid) * 1e3
+            ));
+        }
+        let edge_name =
+            |e: &weft_pattern::EdgeRef| format!("{}:{}", pattern.panels[e.panel].name, e.edge);
+        let stitch_gaps = pattern
+            .stitches
+            .iter()
+            .zip(&garment.stitches)
+            .map(|(st, rep)| {
+                let ties = &garment.seams[rep.ties.clone()];
+                let widest = ties.iter().max_by(|a, b| a.gap(xs).total_cmp(&b.gap(xs)));
+                StitchGap {
+                    a: edge_name(&st.a),
+                    b: edge_name(&st.b),
+                    max_gap_m: widest.map_or(0.0, |t| t.gap(xs)),
+                    widest_at_m: widest.map(|t| xs[t.node].into()),
+                    widest_target_m: widest
+                        .map(|t| (xs[t.other[0]] * (1.0 - t.t) + xs[t.other[1]] * t.t).into()),
+                }
+            })
+            .collect();
+        let panel_weaves = garment
+            .panels
+            .iter()
+            .map(|p| PanelWeave {
+                name: p.name.clone(),
+                warp_yarns: p.warp_yarns,
+                weft_yarns: p.weft_yarns,
+                crossings: p.crossings,
+                ends: p.ends,
+                spacing_m: p.spacing[0],
+            })
+            .collect();
+        let summary = DrapeSummary {
+            pattern: pattern_file.display().to_string(),
+            panels: garment.panels.len(),
+            yarns: last.yarns,
+            crossings: last.crossings,
+            seams: pattern.stitches.len(),
+            seam_ties: last.seam_ties,
+            nodes: last.nodes,
+            steps: levels.iter().map(|l| l.steps).sum(),
+            rejected: levels.iter().map(|l| l.rejected).sum(),
+            wall_time_s: self.start.elapsed().as_secs_f64(),
+            max_seam_gap_m: last.max_seam_gap_m,
+            max_seam_gap_after_sewing_m: gap_sewn,
+            centroid_drop_m: placed_centroid - centroid,
+            top_drop_m: top_drop,
+            slid_off,
+            max_penetration_m: last.max_penetration_m,
+            max_segment_penetration_m: last.max_segment_penetration_m,
+            finite: q.iter().chain(&v).all(|x| x.is_finite()),
+            spacing_m: *spacings.last().expect("a level"),
+            material: opts.material.name().into(),
+            grade: opts.grade,
+            attached_nodes,
+            attached_labels,
+            frames: self.frames,
+            body: body_name,
+            is_static: last.is_static,
+            levels,
+            stitch_gaps,
+            panel_weaves,
+            backend: "cpu".into(),
+        };
+        if opts.strict && summary.slid_off && self.out.is_none() {
+            return Err(slid_off_error(&summary, opts));
+        }
+        Ok(Drape {
+            pattern,
+            garment,
+            state,
+            body,
+            summary,
+        })
+    }
+}
