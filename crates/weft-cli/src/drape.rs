@@ -62,9 +62,13 @@ pub struct DrapeArgs {
     /// (0: off).
     #[arg(long, default_value_t = 0.0)]
     pub sliding_below: f64,
-    /// A garment that slid down the body (highest point more than 10 cm
-    /// below where it was placed) is an error: non-zero exit, after the
-    /// outputs are written.
+    /// Keep the midpoints of yarn segments out of the body while draping,
+    /// not only the nodes (see `weft_garment::DrapeOptions::segment_contact`).
+    #[arg(long)]
+    pub segment_contact: bool,
+    /// A garment that slid down the body (highest point and centroid both
+    /// more than 10 cm below where it was placed) is an error: non-zero
+    /// exit, after the outputs are written.
     #[arg(long)]
     pub strict: bool,
     /// Largest time step (s).
@@ -135,6 +139,7 @@ impl DrapeArgs {
             newton_tolerance: self.newton_tolerance,
             self_collision_below_mm: self.self_collision_below,
             sliding_below_mm: self.sliding_below,
+            segment_contact: self.segment_contact,
             strict: self.strict,
             formats: self.formats.clone(),
             frame_dt: self.frame_dt,

@@ -153,7 +153,9 @@ fn drape_backend_cuda_is_refused_by_name() {
     let err = stderr(&o);
     assert!(!o.status.success());
     assert!(
-        err.contains("weft drape --backend cuda: the sewing and draping phases change gravity, drag and colliders"),
+        err.contains(
+            "weft drape --backend cuda: the drape's phases and levels change gravity, drag, colliders and the fabric"
+        ),
         "{err}"
     );
 }

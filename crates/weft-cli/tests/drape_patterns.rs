@@ -2,7 +2,8 @@
 //! `../shared/data/bodies/mean_all.obj` from the CLI (issue 4's check, at a
 //! coarse 60 mm spacing with 0.4 s of sewing and 0.3 s of draping so it runs
 //! in CI): the run succeeds, every coordinate is finite, no node is inside
-//! the body by more than the yarn radius (0.3 mm, cotton), every seam is
+//! the body by more than the yarn radius (0.3 mm, cotton), it is not
+//! reported as slid off, every seam is
 //! closed to within one yarn spacing, the garment's bounding box overlaps
 //! the body's torso, and its centroid has not slid down the body.
 //!
@@ -92,6 +93,9 @@ fn drape(pattern: &str, extra: &[&str]) {
         "{pattern}: a node is {} m inside the body",
         num("max_penetration_m")
     );
+    // Not reported as slid off (top and centroid both more than 10 cm
+    // below the placed garment's).
+    assert_eq!(summary["slid_off"], false, "{pattern}: slid off");
     let widest = summary["stitch_gaps"]
         .as_array()
         .unwrap()

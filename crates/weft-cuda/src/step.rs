@@ -69,6 +69,10 @@ pub enum Unsupported {
         "integrator.preconditioner is \"cholesky\" (the CUDA backend has block-Jacobi PCG only; use \"block_jacobi\" or \"auto\")"
     )]
     Cholesky,
+    /// Segment contact against colliders
+    /// (`weft_solver::assembly::ContactModel::segments`).
+    #[error("segment contact against colliders is not implemented by the CUDA kernels")]
+    SegmentContact,
     /// Indices beyond the kernels' 32-bit range.
     #[error("{0} exceeds the kernels' 32-bit index range")]
     TooLarge(&'static str),
@@ -86,6 +90,9 @@ pub fn check_supported(sim: &Simulation) -> Result<(), Unsupported> {
     let a = &sim.assembler;
     if sim.settings.linear_solver == LinearSolver::Cholesky {
         return Err(Unsupported::Cholesky);
+    }
+    if a.contact.segments {
+        return Err(Unsupported::SegmentContact);
     }
     if 5 * a.fabric.node_count() > i32::MAX as usize {
         return Err(Unsupported::TooLarge("5 x node count"));

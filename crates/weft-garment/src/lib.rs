@@ -31,8 +31,9 @@
 //!    is reported as not static.
 //! 5. **Outputs** ([`Drape::write_outputs`]): `final_state.json`,
 //!    `summary.json` ([`DrapeSummary`], per level), the yarn curves and
-//!    `preview.png`. A garment whose highest point sank more than
-//!    [`DrapeOptions::slide_limit`] slid off the body: a warning, or
+//!    `preview.png`. A garment whose highest point and centroid both sank
+//!    more than [`DrapeOptions::slide_limit`] slid off the body: a
+//!    warning, or
 //!    [`GarmentError::SlidOff`] with [`DrapeOptions::strict`].
 //!
 //! Physics policy lives here, not in the CLI: the fabric presets and their
@@ -43,9 +44,12 @@
 //! Self-collision is on at spacings of [`DrapeOptions::self_collision_below_mm`]
 //! (4 mm) and below. Yarn sliding (free `u, v`, friction, parallel contact)
 //! is available per level with [`DrapeOptions::sliding_below_mm`] and off by
-//! default. Body contact acts on nodes; the penetration of segments is
-//! measured and reported (a segment of length `s` on a body of curvature
-//! radius `ρ` sags `s²/(8ρ)` into it: 0.04 mm at 4 mm on a 50 mm hip).
+//! default. Body contact acts on the nodes, and with
+//! [`DrapeOptions::segment_contact`] also on the midpoint of every yarn
+//! segment while draping (`weft_solver::assembly::ContactModel::segments`:
+//! a straight segment of length `s` on a body of curvature radius `ρ`
+//! otherwise sags `s²/(8ρ)` into it, 4 mm at 40 mm on a 50 mm hip); the
+//! deepest point of any segment is always reported.
 //!
 //! ```no_run
 //! use std::path::Path;

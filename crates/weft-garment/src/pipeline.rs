@@ -91,7 +91,7 @@ pub struct LevelReport {
     /// Deepest node inside the body at the end (m).
     pub max_penetration_m: f64,
     /// Deepest point of any yarn segment inside the body (m), sampled at
-    /// 5 points per segment.
+    /// its nodes and 3 interior points.
     pub max_segment_penetration_m: f64,
 }
 
@@ -128,7 +128,8 @@ pub struct DrapeSummary {
     /// How far the garment's highest point sank from the placed garment's
     /// (m, positive down).
     pub top_drop_m: f64,
-    /// `top_drop_m` above `slide_limit`: the garment slid down the body.
+    /// `top_drop_m` and `centroid_drop_m` both above `slide_limit`: the
+    /// garment slid down the body.
     pub slid_off: bool,
     /// Deepest node inside the body at the end (m, 0 if none).
     pub max_penetration_m: f64,
@@ -663,6 +664,9 @@ impl<'a> Run<'a> {
             let masses = fabric.lumped_masses(&fabric.initial);
             let mut sim = Simulation::with_ties(fabric, gravity, settings, vec![], ties.clone());
             sim.assembler.contact.colliders = vec![(collider.clone(), margin)];
+            // Segment contact while draping (sewing pulls panels around the
+            // body from afar, where midpoints would only snag).
+            sim.assembler.contact.segments = opts.segment_contact && level > 0;
             if self_collision {
                 let d0 = 2.0 * radius + margin;
                 let detector = SelfCollision::from_fabric(&sim.assembler.fabric, 2.0 * d0, 2)
@@ -765,6 +769,7 @@ impl<'a> Run<'a> {
                 ls.sim.assembler.gravity = gravity;
                 ls.sim.assembler.drag = 0.0;
                 ls.sim.assembler.contact.colliders = vec![(collider.clone(), margin)];
+                ls.sim.assembler.contact.segments = opts.segment_contact;
             }
             let max_time = if level == 0 {
                 opts.relax.max_time
@@ -835,7 +840,7 @@ impl<'a> Run<'a> {
         let top = xs.iter().map(|x| x.y).fold(f64::NEG_INFINITY, f64::max);
         let centroid = xs.iter().map(|x| x.y).sum::<f64>() / xs.len().max(1) as f64;
         let top_drop = placed_top - top;
-        let slid_off = top_drop > opts.slide_limit;
+        let slid_off = top_drop > opts.slide_limit && placed_centroid - centroid > opts.slide_limit;
         if slid_off {
             progress.note(&format!(
                 "warning: the garment slid down the body: its highest point ended {:.0} mm below the placed garment's (limit {:.0} mm), its centroid {:.0} mm",
