@@ -13,6 +13,7 @@ fn curtain() -> YarnCurves {
         let x = -0.2 + 0.04 * k as f64;
         curves.push(Curve {
             points: (0..21).map(|i| [x, 0.9 + 0.02 * i as f64, 0.25]).collect(),
+            normals: Vec::new(),
             radius: 0.0005,
             family: Family::Warp,
             yarn: k,
@@ -22,6 +23,7 @@ fn curtain() -> YarnCurves {
         let y = 0.9 + 0.04 * l as f64;
         curves.push(Curve {
             points: (0..21).map(|i| [-0.2 + 0.02 * i as f64, y, 0.25]).collect(),
+            normals: Vec::new(),
             radius: 0.0005,
             family: Family::Weft,
             yarn: 11 + l,
