@@ -30,6 +30,12 @@
 //!    curve passes through every offset point; the end tangents come from
 //!    phantom points reflected through the end points (`P₋₁ = 2P₀ - P₁`).
 //!
+//! 4. **Normals** (for shading, [`crate::preview`]): every point carries the
+//!    fabric normal `n̂` of step 1, at a sample between two nodes the
+//!    normalised linear blend `(1 - t) n̂ᵢ + t n̂ᵢ₊₁` (`t = k /
+//!    samples_per_segment`); where only one of the two nodes has a normal,
+//!    that one; where neither has (or the blend vanishes), `[0, 0, 0]`.
+//!
 //! With `samples_per_segment = 1` the curves are the offset control points
 //! themselves: that is what the curve formats evaluated by the renderer
 //! (BCC `C0`, USD `catmullRom`) should receive, while polylines, tubes and
@@ -71,6 +77,11 @@ pub enum CurveError {
 pub struct Curve {
     /// Points along the centreline (m), in order of increasing arc length.
     pub points: Vec<[f64; 3]>,
+    /// Unit fabric normal at each point (module docs, step 4), `[0, 0, 0]`
+    /// where none is known: either one entry per point or empty (no normals,
+    /// e.g. for a hand-built curve; the preview then shades the yarn as a
+    /// tube). Renderer exports ignore it.
+    pub normals: Vec<[f64; 3]>,
     /// Yarn radius (m), from the yarn's material.
     pub radius: f64,
     /// Warp or weft.
@@ -149,11 +160,14 @@ impl YarnCurves {
                     }
                 })
                 .collect();
+            let node_normals: Vec<Option<Vector3<f64>>> =
+                yarn.nodes.iter().map(|&n| normals[n]).collect();
             curves.push(Curve {
                 points: catmull_rom(&ctrl, samples_per_segment)
                     .into_iter()
                     .map(|p| [p.x, p.y, p.z])
                     .collect(),
+                normals: blend_normals(&node_normals, samples_per_segment),
                 radius: fabric.materials[yarn.material].radius,
                 family: yarn.family,
                 yarn: yi,
@@ -243,6 +257,34 @@ pub fn fabric_normals(fabric: &Fabric, x: &[Vector3<f64>]) -> Vec<Option<Vector3
     for (node, v) in fill {
         normals[node] = Some(v);
     }
+    normals
+}
+
+/// Per-sample normals matching [`catmull_rom`]'s sampling of `n` nodes with
+/// node normals `nodes` (module docs, step 4): `(n - 1) · samples_per_segment
+/// + 1` entries for `n ≥ 2` and `samples_per_segment > 1`, else one per node.
+fn blend_normals(nodes: &[Option<Vector3<f64>>], samples_per_segment: usize) -> Vec<[f64; 3]> {
+    let out = |v: Option<Vector3<f64>>| v.map_or([0.0; 3], |v| [v.x, v.y, v.z]);
+    let n = nodes.len();
+    if n < 2 || samples_per_segment <= 1 {
+        return nodes.iter().map(|&v| out(v)).collect();
+    }
+    let mut normals = Vec::with_capacity((n - 1) * samples_per_segment + 1);
+    for w in nodes.windows(2) {
+        for k in 0..samples_per_segment {
+            let t = k as f64 / samples_per_segment as f64;
+            let blend = match (w[0], w[1]) {
+                (Some(a), Some(b)) => {
+                    let m = a * (1.0 - t) + b * t;
+                    let len = m.norm();
+                    (len > 1e-9).then(|| m / len)
+                }
+                (a, b) => a.or(b),
+            };
+            normals.push(out(blend));
+        }
+    }
+    normals.push(out(nodes[n - 1]));
     normals
 }
 

@@ -20,8 +20,8 @@
 //!   `Fabric::crimp`) and smooths them (Catmull-Rom); [`write_curves`] writes
 //!   BCC, Mitsuba 3 curve text, OBJ polylines, OBJ tube meshes and USD
 //!   BasisCurves files.
-//! - [`write_preview`] ([`preview`]): `preview.png`, front and side views of
-//!   the yarns over the body silhouette.
+//! - [`write_preview`] ([`preview`]): `preview.png`, shaded front and side
+//!   views of the yarns on the body (a z-buffered software rasteriser).
 //! - Bodies ([`mesh`], [`mannequin`]): [`TriMesh`] (OBJ in and out,
 //!   closedness, girths) and the project's own mannequin,
 //!   [`mannequin::generate`], committed as `data/bodies/mannequin.obj`.

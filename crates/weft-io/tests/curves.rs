@@ -272,3 +272,42 @@ fn write_curves_writes_every_format_with_the_right_point_sets() {
         "{e}"
     );
 }
+
+#[test]
+fn every_point_carries_the_fabric_normal() {
+    // Flat patch, normal +z: one normal per point, all exactly +z.
+    let f = patch(3, 4, [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]);
+    let c = YarnCurves::from_state(&f, &f.initial, 3).unwrap();
+    for curve in &c.curves {
+        assert_eq!(curve.normals.len(), curve.points.len());
+        for n in &curve.normals {
+            assert_eq!(*n, [0.0, 0.0, 1.0]);
+        }
+    }
+    // Wrapped on a cylinder (axis y, radius 5 cm, warp around it), 4
+    // samples per segment: the blended normals between nodes stay radial
+    // to within the nlerp error of a 0.2 rad step (cos > 0.9999).
+    let f = patch(5, 9, [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]);
+    let rc = 0.05;
+    let x: Vec<Vector3<f64>> = f
+        .initial
+        .x
+        .iter()
+        .map(|p| {
+            let a = p.x / rc;
+            Vector3::new(rc * a.sin(), p.y, rc * a.cos())
+        })
+        .collect();
+    let c = YarnCurves::from_positions(&f, &x, 4).unwrap();
+    let mut worst = 1.0f64;
+    for curve in &c.curves {
+        assert_eq!(curve.normals.len(), curve.points.len());
+        for (p, n) in curve.points.iter().zip(&curve.normals) {
+            let n = Vector3::from(*n);
+            assert!((n.norm() - 1.0).abs() < 1e-12, "unit normal {n:?}");
+            let radial = Vector3::new(p[0], 0.0, p[2]).normalize();
+            worst = worst.min(n.dot(&radial));
+        }
+    }
+    assert!(worst > 0.9999, "least cos(normal, radial) {worst}");
+}

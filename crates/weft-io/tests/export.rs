@@ -22,6 +22,7 @@ fn sample() -> YarnCurves {
         curves: vec![
             Curve {
                 points: helix,
+                normals: Vec::new(),
                 radius: 0.0005,
                 family: Family::Warp,
                 yarn: 0,
@@ -33,6 +34,7 @@ fn sample() -> YarnCurves {
                     [0.02, 0.51, 0.0],
                     [0.03, 0.5, -0.002],
                 ],
+                normals: Vec::new(),
                 radius: 0.00025,
                 family: Family::Weft,
                 yarn: 7,
