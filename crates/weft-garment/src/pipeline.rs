@@ -553,11 +553,10 @@ impl<'a> Run<'a> {
                     out: self.out.clone(),
                 });
             }
-            let q = ls.sim.q.clone();
             self.frame(
                 *t_global + ls.sim.t - t0,
                 &ls.sim.assembler.fabric,
-                &q,
+                &ls.sim.q,
                 false,
             )?;
             if relax
@@ -571,8 +570,7 @@ impl<'a> Run<'a> {
         }
         progress.phase_end();
         let dt = ls.sim.t - t0;
-        let q = ls.sim.q.clone();
-        self.frame(*t_global + dt, &ls.sim.assembler.fabric, &q, true)?;
+        self.frame(*t_global + dt, &ls.sim.assembler.fabric, &ls.sim.q, true)?;
         *t_global += dt;
         Ok((dt, converged))
     }
@@ -741,7 +739,7 @@ impl<'a> Run<'a> {
                 attached_labels = labels;
                 ls.sim.assembler.attachments = attachments;
                 ls.sim.assembler.attachment_stiffness = ls.sim.assembler.tie_stiffness;
-                self.frame(0.0, &ls.sim.assembler.fabric, &ls.sim.q.clone(), false)?;
+                self.frame(0.0, &ls.sim.assembler.fabric, &ls.sim.q, false)?;
                 // Sewing: no gravity, no friction against the body, drag.
                 ls.sim.assembler.gravity = Vector3::zeros();
                 ls.sim.assembler.drag = SEWING_DRAG;

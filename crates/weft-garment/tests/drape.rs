@@ -29,6 +29,26 @@ impl Progress for Notes {
     }
 }
 
+/// Writes a one-panel GarmentCode pattern (cm) to `dir/name` and returns
+/// its path: a rectangle with corners `(x0, y0)`, `(x1, y1)` placed at
+/// `translation`.
+fn one_panel(dir: &Path, name: &str, corners: [f64; 4], translation: [f64; 3]) -> PathBuf {
+    let [x0, y0, x1, y1] = corners;
+    let [tx, ty, tz] = translation;
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            r#"{{"pattern": {{"panels": {{"p": {{"translation": [{tx}, {ty}, {tz}], "rotation": [0, 0, 0],
+            "vertices": [[{x0}, {y0}], [{x1}, {y0}], [{x1}, {y1}], [{x0}, {y1}]],
+            "edges": [{{"endpoints": [0, 1]}}, {{"endpoints": [1, 2]}}, {{"endpoints": [2, 3]}}, {{"endpoints": [3, 0]}}]}}}},
+            "stitches": []}}, "properties": {{"units_in_meter": 100}}}}"#
+        ),
+    )
+    .unwrap();
+    path
+}
+
 fn state_of(g: &weft_pattern::Garment) -> (Vec<f64>, Vec<f64>) {
     let s = &g.fabric.initial;
     let q = (0..g.fabric.node_count())
@@ -105,15 +125,12 @@ fn level_transfer_on_the_skirt_weaves() {
 #[test]
 fn a_narrow_panel_still_gets_yarns() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("band.json");
-    std::fs::write(
-        &path,
-        r#"{"pattern": {"panels": {"band": {"translation": [-20, 100, 15], "rotation": [0, 0, 0],
-            "vertices": [[0, 0.3], [40, 0.3], [40, 3.8], [0, 3.8]],
-            "edges": [{"endpoints": [0, 1]}, {"endpoints": [1, 2]}, {"endpoints": [2, 3]}, {"endpoints": [3, 0]}]}},
-            "stitches": []}, "properties": {"units_in_meter": 100}}"#,
-    )
-    .unwrap();
+    let path = one_panel(
+        dir.path(),
+        "band.json",
+        [0.0, 0.3, 40.0, 3.8],
+        [-20.0, 100.0, 15.0],
+    );
     let pattern = Pattern::from_file(&path).unwrap();
     let mut o = WeaveOptions::new(0.04);
     assert!(
@@ -144,15 +161,12 @@ fn a_narrow_panel_still_gets_yarns() {
 #[test]
 fn a_garment_that_falls_off_is_reported_and_strict_refuses_it() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("falling.json");
-    std::fs::write(
-        &path,
-        r#"{"pattern": {"panels": {"square": {"translation": [-5, 250, 0], "rotation": [0, 0, 0],
-            "vertices": [[0, 0], [10, 0], [10, 10], [0, 10]],
-            "edges": [{"endpoints": [0, 1]}, {"endpoints": [1, 2]}, {"endpoints": [2, 3]}, {"endpoints": [3, 0]}]}},
-            "stitches": []}, "properties": {"units_in_meter": 100}}"#,
-    )
-    .unwrap();
+    let path = one_panel(
+        dir.path(),
+        "falling.json",
+        [0.0, 0.0, 10.0, 10.0],
+        [-5.0, 250.0, 0.0],
+    );
     let opts = DrapeOptions {
         spacing_mm: 20.0,
         sew_duration: 0.0,

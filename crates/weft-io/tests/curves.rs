@@ -96,13 +96,11 @@ fn normal_follows_the_patch_normal() {
     assert_eq!(cg.curves[0].points[0][1], -R);
 }
 
-#[test]
-fn curved_fabric_offsets_along_the_local_normal() {
-    // Wrap a 5 x 9 patch around a cylinder of radius 5 cm (axis y): the warp
-    // runs around it. Offsets must be radial, of size R.
+/// A 5 x 9 patch wrapped on a cylinder of radius `rc` (m, axis y), the
+/// warp running around it: the fabric and the wrapped positions.
+fn patch_on_cylinder(rc: f64) -> (weft_core::Fabric, Vec<Vector3<f64>>) {
     let f = patch(5, 9, [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]);
-    let rc = 0.05;
-    let x: Vec<Vector3<f64>> = f
+    let x = f
         .initial
         .x
         .iter()
@@ -111,6 +109,15 @@ fn curved_fabric_offsets_along_the_local_normal() {
             Vector3::new(rc * a.sin(), p.y, rc * a.cos())
         })
         .collect();
+    (f, x)
+}
+
+#[test]
+fn curved_fabric_offsets_along_the_local_normal() {
+    // Wrap a 5 x 9 patch around a cylinder of radius 5 cm (axis y): the warp
+    // runs around it. Offsets must be radial, of size R.
+    let rc = 0.05;
+    let (f, x) = patch_on_cylinder(rc);
     let c = YarnCurves::from_positions(&f, &x, 1).unwrap();
     let mut worst_end = 0.0f64;
     for curve in &c.curves {
@@ -287,17 +294,8 @@ fn every_point_carries_the_fabric_normal() {
     // Wrapped on a cylinder (axis y, radius 5 cm, warp around it), 4
     // samples per segment: the blended normals between nodes stay radial
     // to within the nlerp error of a 0.2 rad step (cos > 0.9999).
-    let f = patch(5, 9, [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]);
     let rc = 0.05;
-    let x: Vec<Vector3<f64>> = f
-        .initial
-        .x
-        .iter()
-        .map(|p| {
-            let a = p.x / rc;
-            Vector3::new(rc * a.sin(), p.y, rc * a.cos())
-        })
-        .collect();
+    let (f, x) = patch_on_cylinder(rc);
     let c = YarnCurves::from_positions(&f, &x, 4).unwrap();
     let mut worst = 1.0f64;
     for curve in &c.curves {

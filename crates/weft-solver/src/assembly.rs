@@ -191,7 +191,64 @@ pub struct NodePlanes {
     pub planes: Vec<(usize, TangentPlane)>,
 }
 
+/// Contacts of a point `x` (m) moving at `xd` (m/s) of yarn radius `radius`
+/// with every collider at time `t`: against its tangent planes in `row`
+/// (collider index, plane) for the colliders that use them when `row` is
+/// given, else against the collider itself; `add` receives each contact.
+fn point_contacts(
+    colliders: &[(Collider, f64)],
+    row: Option<&[(usize, TangentPlane)]>,
+    x: &Vector3<f64>,
+    xd: &Vector3<f64>,
+    t: f64,
+    radius: f64,
+    mut add: impl FnMut(NodeContact),
+) {
+    for (ci, (c, margin)) in colliders.iter().enumerate() {
+        let offset = radius + margin;
+        match row {
+            Some(row) if c.uses_tangent_planes() => {
+                for (pc, pl) in row {
+                    if *pc == ci
+                        && let Some(nc) = c.plane_contact(pl, x, xd, t, offset)
+                    {
+                        add(nc);
+                    }
+                }
+            }
+            _ => {
+                if let Some(nc) = c.node_contact(x, xd, t, offset) {
+                    add(nc);
+                }
+            }
+        }
+    }
+}
+
+/// The tangent planes `(collider index, plane)` of the colliders that use
+/// them within `reach(margin)` of `x` at time `t_end` (`buf`: scratch).
+fn planes_near(
+    colliders: &[(Collider, f64)],
+    x: &Vector3<f64>,
+    t_end: f64,
+    reach: impl Fn(f64) -> f64,
+    buf: &mut Vec<TangentPlane>,
+) -> Vec<(usize, TangentPlane)> {
+    let mut out = Vec::new();
+    for (ci, (c, margin)) in colliders.iter().enumerate() {
+        buf.clear();
+        c.tangent_planes(x, t_end, reach(*margin), buf);
+        out.extend(buf.iter().map(|p| (ci, *p)));
+    }
+    out
+}
+
 impl NodePlanes {
+    /// The planes of node (or segment) `i`.
+    pub fn row(&self, i: usize) -> &[(usize, TangentPlane)] {
+        &self.planes[self.offsets[i]..self.offsets[i + 1]]
+    }
+
     /// Compressed rows from one list of planes per node (or segment).
     pub fn from_rows(rows: Vec<Vec<(usize, TangentPlane)>>) -> Self {
         let mut np = NodePlanes::default();
@@ -776,7 +833,7 @@ impl Assembler {
                     let x = Vector3::new(q[o], q[o + 1], q[o + 2]);
                     let xd = Vector3::new(v[o], v[o + 1], v[o + 2]);
                     let mut en = Energies::default();
-                    let mut add = |nc: NodeContact| {
+                    let add = |nc: NodeContact| {
                         en.elastic += nc.penalty.energy;
                         en.dissipation_power -= nc.friction.force.dot(&nc.friction.slip_velocity);
                         let f = nc.friction.force - nc.penalty.gradient;
@@ -794,25 +851,15 @@ impl Assembler {
                             }
                         }
                     };
-                    for (ci, (c, margin)) in colliders.iter().enumerate() {
-                        let offset = radius[i] + margin;
-                        match planes {
-                            Some(p) if c.uses_tangent_planes() => {
-                                for (pc, pl) in &p.planes[p.offsets[i]..p.offsets[i + 1]] {
-                                    if *pc == ci
-                                        && let Some(nc) = c.plane_contact(pl, &x, &xd, t, offset)
-                                    {
-                                        add(nc);
-                                    }
-                                }
-                            }
-                            _ => {
-                                if let Some(nc) = c.node_contact(&x, &xd, t, offset) {
-                                    add(nc);
-                                }
-                            }
-                        }
-                    }
+                    point_contacts(
+                        colliders,
+                        planes.map(|p| p.row(i)),
+                        &x,
+                        &xd,
+                        t,
+                        radius[i],
+                        add,
+                    );
                     en
                 },
                 Energies::default,
@@ -829,37 +876,26 @@ impl Assembler {
             let planes = self.contact.segment_planes.as_ref();
             let t = self.time;
             let map6: [(usize, usize); 6] = std::array::from_fn(|i| (i / 3, i % 3));
+            // With only plane colliders, a segment without planes has no contact.
+            let planes_only =
+                planes.is_some() && colliders.iter().all(|(c, _)| c.uses_tangent_planes());
             for (e, s) in el.segments.iter().enumerate() {
+                let row = planes.map(|p| p.row(e));
+                if planes_only && row.is_some_and(|r| r.is_empty()) {
+                    continue;
+                }
                 let (oa, ob) = (B * s.a, B * s.b);
                 let x = Vector3::from_fn(|r, _| 0.5 * (q[oa + r] + q[ob + r]));
                 let xd = Vector3::from_fn(|r, _| 0.5 * (v[oa + r] + v[ob + r]));
                 let mut energy = 0.0;
                 let mut grad = Vector3::zeros();
                 let mut hess = nalgebra::Matrix3::zeros();
-                let mut add = |nc: NodeContact| {
+                let add = |nc: NodeContact| {
                     energy += nc.penalty.energy;
                     grad += nc.penalty.gradient;
                     hess += nc.penalty.hessian;
                 };
-                for (ci, (c, margin)) in colliders.iter().enumerate() {
-                    let offset = self.node_radius[s.a] + margin;
-                    match planes {
-                        Some(p) if c.uses_tangent_planes() => {
-                            for (pc, pl) in &p.planes[p.offsets[e]..p.offsets[e + 1]] {
-                                if *pc == ci
-                                    && let Some(nc) = c.plane_contact(pl, &x, &xd, t, offset)
-                                {
-                                    add(nc);
-                                }
-                            }
-                        }
-                        _ => {
-                            if let Some(nc) = c.node_contact(&x, &xd, t, offset) {
-                                add(nc);
-                            }
-                        }
-                    }
-                }
+                point_contacts(colliders, row, &x, &xd, t, self.node_radius[s.a], add);
                 if energy == 0.0 && grad == Vector3::zeros() {
                     continue;
                 }
@@ -965,14 +1001,8 @@ impl Assembler {
                     let o = B * i;
                     let x = Vector3::new(q_n[o], q_n[o + 1], q_n[o + 2]);
                     let speed = Vector3::new(v_n[o], v_n[o + 1], v_n[o + 2]).norm();
-                    let mut out = Vec::new();
-                    for (ci, (c, margin)) in colliders.iter().enumerate() {
-                        buf.clear();
-                        let reach = radius[i] + margin + PLANE_REACH + 2.0 * h * speed + travel;
-                        c.tangent_planes(&x, t_end, reach, buf);
-                        out.extend(buf.iter().map(|p| (ci, *p)));
-                    }
-                    out
+                    let reach = |m: f64| radius[i] + m + PLANE_REACH + 2.0 * h * speed + travel;
+                    planes_near(colliders, &x, t_end, reach, buf)
                 })
                 .collect();
             self.contact.planes = Some(NodePlanes::from_rows(per_node));
@@ -985,15 +1015,9 @@ impl Assembler {
                         let x = Vector3::from_fn(|r, _| 0.5 * (q_n[oa + r] + q_n[ob + r]));
                         let speed =
                             Vector3::from_fn(|r, _| 0.5 * (v_n[oa + r] + v_n[ob + r])).norm();
-                        let mut out = Vec::new();
-                        for (ci, (c, margin)) in colliders.iter().enumerate() {
-                            buf.clear();
-                            let reach =
-                                radius[s.a] + margin + PLANE_REACH + 2.0 * h * speed + travel;
-                            c.tangent_planes(&x, t_end, reach, buf);
-                            out.extend(buf.iter().map(|p| (ci, *p)));
-                        }
-                        out
+                        let reach =
+                            |m: f64| radius[s.a] + m + PLANE_REACH + 2.0 * h * speed + travel;
+                        planes_near(colliders, &x, t_end, reach, buf)
                     })
                     .collect();
                 self.contact.segment_planes = Some(NodePlanes::from_rows(per_segment));

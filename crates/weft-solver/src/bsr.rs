@@ -117,6 +117,26 @@ pub struct BlockSparse<T: Scalar = f64> {
     chunk_rows: usize,
 }
 
+impl BlockSparse<f64> {
+    /// The matrix as a dense `5n x 5n` nalgebra matrix (both triangles),
+    /// for tests and small systems.
+    pub fn to_dense(&self) -> nalgebra::DMatrix<f64> {
+        let a = self.to_general();
+        let mut d = nalgebra::DMatrix::zeros(B * a.n, B * a.n);
+        for i in 0..a.n {
+            for k in a.row_ptr[i]..a.row_ptr[i + 1] {
+                let j = a.cols[k] as usize;
+                for r in 0..B {
+                    for c in 0..B {
+                        d[(B * i + r, B * j + c)] = a.values[k][r][c];
+                    }
+                }
+            }
+        }
+        d
+    }
+}
+
 impl<T: Scalar> BlockSparse<T> {
     /// The symmetric-mode pattern (upper triangle and diagonal) for the
     /// given node pairs (either order), plus a diagonal block for every row;

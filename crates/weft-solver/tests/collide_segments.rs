@@ -11,22 +11,6 @@ use weft_solver::{Assembler, Settings, Simulation};
 
 const B: usize = 5;
 
-fn dense(a: &weft_solver::bsr::BlockSparse) -> nalgebra::DMatrix<f64> {
-    let a = &a.to_general();
-    let mut d = nalgebra::DMatrix::zeros(B * a.n, B * a.n);
-    for i in 0..a.n {
-        for k in a.row_ptr[i]..a.row_ptr[i + 1] {
-            let j = a.cols[k] as usize;
-            for r in 0..B {
-                for c in 0..B {
-                    d[(B * i + r, B * j + c)] = a.values[k][r][c];
-                }
-            }
-        }
-    }
-    d
-}
-
 fn yarn_material() -> Material {
     let mut m = Material::from_young_modulus("y", 1e8, 0.25e-3, 1000.0);
     m.damping = Damping::None;
@@ -74,7 +58,7 @@ fn segment_contact_derivatives_match_finite_differences() {
             a.begin_step(&q_n, &v_n, h, h);
             let mut r = vec![0.0; n];
             let (e, _) = a.assemble(&q_n, &v_n, v, h, &anchors, &mut r, with_matrix);
-            let m = with_matrix.then(|| dense(&a.matrix));
+            let m = with_matrix.then(|| a.matrix.to_dense());
             out.push((e.elastic, DVector::from_vec(r), m));
         }
         let (on, off) = (&out[0], &out[1]);

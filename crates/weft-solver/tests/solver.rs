@@ -1,7 +1,7 @@
 //! Solver core: block-sparse matrix, PCG, assembly consistency (matrix =
 //! derivative of residual), and simple dynamics with closed-form answers.
 
-use nalgebra::{DMatrix, DVector, Vector3};
+use nalgebra::{DVector, Vector3};
 use weft_core::{
     Damping, FabricBuilder, Material, ModeCoefficients, NodeSelector, WovenPatchSpec, YarnSpec,
 };
@@ -11,22 +11,6 @@ use weft_solver::cholesky::SparseCholesky;
 use weft_solver::par::inf_norm;
 use weft_solver::pcg::{BlockJacobi, CpuOps, PcgStatus, PcgTolerance, pcg};
 use weft_solver::{Assembler, LinearSolver, Settings, Simulation, Tie};
-
-fn dense(a: &BlockSparse) -> DMatrix<f64> {
-    let a = &a.to_general();
-    let mut d = DMatrix::zeros(B * a.n, B * a.n);
-    for i in 0..a.n {
-        for k in a.row_ptr[i]..a.row_ptr[i + 1] {
-            let j = a.cols[k] as usize;
-            for r in 0..B {
-                for c in 0..B {
-                    d[(B * i + r, B * j + c)] = a.values[k][r][c];
-                }
-            }
-        }
-    }
-    d
-}
 
 /// SpMV equals the dense product to round-off; PCG solves an SPD system to
 /// the requested tolerance and leaves fixed DOFs at zero.
@@ -59,7 +43,7 @@ fn spmv_and_pcg() {
     let x: Vec<f64> = (0..B * n).map(|_| r()).collect();
     let mut y = vec![0.0; B * n];
     a.spmv(&x, &mut y);
-    let yd = dense(&a) * DVector::from_vec(x.clone());
+    let yd = a.to_dense() * DVector::from_vec(x.clone());
     assert!((DVector::from_vec(y) - yd).norm() < 1e-12);
     let mut free = vec![1.0; B * n];
     for d in [0, 1, 2, 17, 40] {
@@ -210,7 +194,7 @@ fn matrix_is_derivative_of_residual() {
         let v0 = vec![0.0; n];
         let mut res = vec![0.0; n];
         asm.assemble(&q_n, &v_n, &v0, h, &anchors, &mut res, true);
-        let a = dense(&asm.matrix);
+        let a = asm.matrix.to_dense();
         assert!(
             (&a - a.transpose()).norm() <= 1e-10 * a.norm(),
             "matrix not symmetric"
@@ -232,7 +216,7 @@ fn matrix_is_derivative_of_residual() {
         // The default matrix: PSD element Hessians.
         asm.exact_hessians = false;
         asm.assemble(&q_n, &v_n, &v0, h, &anchors, &mut res, true);
-        let ap = dense(&asm.matrix);
+        let ap = asm.matrix.to_dense();
         let min_exact = a.clone().symmetric_eigenvalues().min();
         let min_proj = ap.clone().symmetric_eigenvalues().min();
         let min_diff = (&ap - &a).symmetric_eigenvalues().min();
@@ -802,7 +786,7 @@ fn seam_ties_sew_two_patches() {
     let v0 = vec![0.0; n];
     sim.assembler
         .assemble(&q_n, &v_n, &v0, 1e-3, &anchors, &mut res, true);
-    let a = dense(&sim.assembler.matrix);
+    let a = sim.assembler.matrix.to_dense();
     let dir: Vec<f64> = (0..n).map(|_| r()).collect();
     let eps = 1e-7;
     let (mut plus, mut minus) = (vec![0.0; n], vec![0.0; n]);
@@ -886,7 +870,7 @@ fn attachment_springs_hold_nodes_to_points() {
     sim.assembler.exact_hessians = true;
     sim.assembler
         .assemble(&q_n, &zero, &zero, h, &anchors, &mut res, true);
-    let a = dense(&sim.assembler.matrix);
+    let a = sim.assembler.matrix.to_dense();
     let mut r = rng(11);
     let dir: Vec<f64> = (0..n).map(|_| r()).collect();
     let eps = 1e-6;
