@@ -254,6 +254,54 @@ fn exclusion_matches_bfs_hop_distances() {
     assert!(NodeGraph::from_edges(3, &[[0, 3]]).is_err());
 }
 
+/// The rest-distance exclusion equals Floyd–Warshall shortest paths
+/// thresholded at the radius, on a soup with random lengths and zero-length
+/// (tie) edges; bad input is refused.
+#[test]
+fn exclusion_within_distance_matches_shortest_paths() {
+    let mut rng = Rng::new(25);
+    let (x, segs) = segment_soup(&mut rng, 6, 10);
+    let n = x.len();
+    let mut edges: Vec<([usize; 2], f64)> =
+        segs.iter().map(|&s| (s, rng.uniform(0.5, 1.5))).collect();
+    for _ in 0..10 {
+        edges.push(([rng.below(n), rng.below(n)], 0.0));
+    }
+    let mut dist = vec![vec![f64::INFINITY; n]; n];
+    for (i, row) in dist.iter_mut().enumerate() {
+        row[i] = 0.0;
+    }
+    for &([a, b], w) in &edges {
+        dist[a][b] = dist[a][b].min(w);
+        dist[b][a] = dist[b][a].min(w);
+    }
+    for k in 0..n {
+        for i in 0..n {
+            for j in 0..n {
+                let via = dist[i][k] + dist[k][j];
+                if via < dist[i][j] {
+                    dist[i][j] = via;
+                }
+            }
+        }
+    }
+    for radius in [0.0, 0.7, 1.6, 3.1] {
+        let ex = Exclusion::within_distance(n, &edges, radius).unwrap();
+        for a in 0..n {
+            for b in 0..n {
+                assert_eq!(
+                    ex.near(a, b),
+                    dist[a][b] <= radius,
+                    "radius {radius} nodes {a} {b}"
+                );
+            }
+        }
+    }
+    assert!(Exclusion::within_distance(3, &[([0, 3], 1.0)], 1.0).is_err());
+    assert!(Exclusion::within_distance(3, &[([0, 1], f64::NAN)], 1.0).is_err());
+    assert!(Exclusion::within_distance(3, &[([0, 1], 1.0)], -1.0).is_err());
+}
+
 #[test]
 fn broad_phase_equals_brute_force_on_segment_soups() {
     let d0 = 0.4e-3;

@@ -167,6 +167,11 @@ impl Exclusion {
                 set
             })
             .collect();
+        Self::from_sets(hops, sets)
+    }
+
+    /// The exclusion from per-node sorted sets (flattened compressed-row).
+    fn from_sets(hops: usize, sets: Vec<Vec<u32>>) -> Self {
         let mut offsets = Vec::with_capacity(sets.len() + 1);
         let mut near = Vec::new();
         offsets.push(0);
@@ -181,7 +186,69 @@ impl Exclusion {
         }
     }
 
-    /// The hop distance `k`.
+    /// Exclusion sets by rest distance: per node, the nodes whose shortest
+    /// path through `edges` (`([a, b], length)`, lengths ≥ 0 in m, e.g. rest
+    /// segment lengths, and 0 for a seam tie) is at most `radius` (m).
+    /// Bounded Dijkstra per node, in parallel. Unlike hops, the set covers
+    /// the same fabric area on a panel woven finer than its neighbours (a
+    /// narrow panel), which a thickness tied to the garment's spacing needs.
+    /// [`Self::hops`] is `usize::MAX` for such an exclusion.
+    ///
+    /// # Errors
+    /// [`CollideError::SelfCollision`] for a node index `≥ node_count`, or a
+    /// length or `radius` negative or not finite.
+    pub fn within_distance(
+        node_count: usize,
+        edges: &[([usize; 2], f64)],
+        radius: f64,
+    ) -> Result<Self, CollideError> {
+        if !(radius >= 0.0 && radius.is_finite()) {
+            return Err(CollideError::SelfCollision(format!(
+                "expected an exclusion radius >= 0 m, got {radius}"
+            )));
+        }
+        let mut lists: Vec<Vec<(u32, f64)>> = vec![Vec::new(); node_count];
+        for (k, &([a, b], w)) in edges.iter().enumerate() {
+            if a >= node_count || b >= node_count || !(w >= 0.0 && w.is_finite()) {
+                return Err(CollideError::SelfCollision(format!(
+                    "edge {k} [{a}, {b}] of length {w} m: expected nodes below {node_count} and a finite length >= 0"
+                )));
+            }
+            if a != b {
+                lists[a].push((b as u32, w));
+                lists[b].push((a as u32, w));
+            }
+        }
+        let sets: Vec<Vec<u32>> = (0..node_count)
+            .into_par_iter()
+            .map(|start| {
+                // Dijkstra with a small linear-scan frontier: the sets are a
+                // few dozen nodes.
+                let mut done: Vec<u32> = Vec::new();
+                let mut open: Vec<(u32, f64)> = vec![(start as u32, 0.0)];
+                while let Some(k) = (0..open.len()).min_by(|&i, &j| open[i].1.total_cmp(&open[j].1))
+                {
+                    let (v, d) = open.swap_remove(k);
+                    done.push(v);
+                    for &(w, len) in &lists[v as usize] {
+                        let dw = d + len;
+                        if dw > radius || done.contains(&w) {
+                            continue;
+                        }
+                        match open.iter_mut().find(|e| e.0 == w) {
+                            Some(e) => e.1 = e.1.min(dw),
+                            None => open.push((w, dw)),
+                        }
+                    }
+                }
+                done.sort_unstable();
+                done
+            })
+            .collect();
+        Ok(Self::from_sets(usize::MAX, sets))
+    }
+
+    /// The hop distance `k` (`usize::MAX` for [`Self::within_distance`]).
     pub fn hops(&self) -> usize {
         self.hops
     }
