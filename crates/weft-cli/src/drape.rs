@@ -239,7 +239,7 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
 
 fn print_summary(s: &DrapeSummary, out: &Path) {
     eprintln!(
-        "  {:>5} {:>9} {:>7} {:>6} {:>8} {:>9} {:>10} {:>8} {:>9} {:>9} {:>7}",
+        "  {:>5} {:>9} {:>7} {:>6} {:>8} {:>9} {:>10} {:>8} {:>9} {:>9} {:>7} {:>7} {:>7}",
         "level",
         "spacing",
         "nodes",
@@ -250,11 +250,13 @@ fn print_summary(s: &DrapeSummary, out: &Path) {
         "static",
         "pen. mm",
         "seam mm",
+        "through",
+        "hem mm",
         "t s"
     );
     for l in &s.levels {
         eprintln!(
-            "  {:>5} {:>6.1} mm {:>7} {:>6} {:>8.1} {:>9.1e} {:>10.3} {:>8} {:>9.3} {:>9.2} {:>7.2}",
+            "  {:>5} {:>6.1} mm {:>7} {:>6} {:>8.1} {:>9.1e} {:>10.3} {:>8} {:>9.3} {:>9.2} {:>7} {:>7.0} {:>7.2}",
             l.level,
             l.spacing_m * 1e3,
             l.nodes,
@@ -265,6 +267,8 @@ fn print_summary(s: &DrapeSummary, out: &Path) {
             l.is_static,
             l.max_segment_penetration_m * 1e3,
             l.max_seam_gap_m * 1e3,
+            l.layer_crossings,
+            l.hem_height_m * 1e3,
             l.sewing_time_s + l.draping_time_s
         );
     }
@@ -292,12 +296,27 @@ fn print_summary(s: &DrapeSummary, out: &Path) {
             ),
         ),
         (
+            "layers",
+            format!(
+                "{} yarn segments through the garment's own fabric",
+                s.layer_crossings
+            ),
+        ),
+        (
             "drop",
             format!(
                 "top {:.1} mm, centroid {:.1} mm{}",
                 s.top_drop_m * 1e3,
                 s.centroid_drop_m * 1e3,
-                if s.slid_off { " (SLID OFF)" } else { "" }
+                match &s.slid_part {
+                    Some(p) => format!(
+                        " (SLID OFF: {}, top {:.1} mm, centroid {:.1} mm)",
+                        p.part,
+                        p.top_drop_m * 1e3,
+                        p.centroid_drop_m * 1e3
+                    ),
+                    None => String::new(),
+                }
             ),
         ),
         (

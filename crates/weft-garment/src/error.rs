@@ -61,14 +61,16 @@ pub enum GarmentError {
     /// The garment slid down the body and [`crate::DrapeOptions::strict`] is
     /// set (all outputs are written first).
     #[error(
-        "the garment slid off the body: its highest point ended {drop_m:.3} m below the placed garment's (limit {limit_m} m), its centroid {centroid_drop_m:.3} m"
+        "the garment slid off the body: {part}'s highest point ended {drop_m:.3} m below where it was sewn (limit {limit_m} m), its centroid {centroid_drop_m:.3} m"
     )]
     SlidOff {
-        /// Drop of the highest point (m).
+        /// What slid: `the garment` or `panel 'NAME'`.
+        part: String,
+        /// Drop of the part's highest point (m).
         drop_m: f64,
         /// The limit (m).
         limit_m: f64,
-        /// Drop of the centroid (m).
+        /// Drop of the part's centroid (m).
         centroid_drop_m: f64,
     },
     /// Writing an output failed (names the file).

@@ -31,10 +31,10 @@
 //!    is reported as not static.
 //! 5. **Outputs** ([`Drape::write_outputs`]): `final_state.json`,
 //!    `summary.json` ([`DrapeSummary`], per level), the yarn curves and
-//!    `preview.png`. A garment whose highest point and centroid both sank
-//!    more than [`DrapeOptions::slide_limit`] slid off the body: a
-//!    warning, or
-//!    [`GarmentError::SlidOff`] with [`DrapeOptions::strict`].
+//!    `preview.png`. A garment that sank after sewing, or a panel that left
+//!    where it was placed ([`DrapeOptions::slide_limit`]), slid off the
+//!    body: a warning, or [`GarmentError::SlidOff`] with
+//!    [`DrapeOptions::strict`].
 //!
 //! Physics policy lives here, not in the CLI: the fabric presets and their
 //! conversion per yarn ([`fabric`]), the body penalty
@@ -42,7 +42,10 @@
 //! and the phases.
 //!
 //! Self-collision is on at spacings of [`DrapeOptions::self_collision_below_mm`]
-//! (4 mm) and below. Yarn sliding (free `u, v`, friction, parallel contact)
+//! (4 mm) and below, with a layer distance of at least
+//! [`pipeline::LAYER_THICKNESS`] times the spacing. Every level reports the
+//! yarn segments that pass through the garment's own fabric
+//! ([`layers::layer_crossings`]). Yarn sliding (free `u, v`, friction, parallel contact)
 //! is available per level with [`DrapeOptions::sliding_below_mm`] and off by
 //! default. Body contact acts on the nodes, and with
 //! [`DrapeOptions::segment_contact`] also on the midpoint of every yarn
@@ -64,6 +67,7 @@
 
 pub mod error;
 pub mod fabric;
+pub mod layers;
 pub mod options;
 pub mod pipeline;
 pub mod progress;
@@ -71,9 +75,10 @@ pub mod transfer;
 
 pub use error::GarmentError;
 pub use fabric::{FabricPreset, FabricProperties};
+pub use layers::{LAYER_EXCLUSION_HOPS, LayerCrossing, layer_crossings};
 pub use options::{Body, DEFAULT_ATTACH_LABELS, DrapeOptions, RelaxOptions, level_spacings};
 pub use pipeline::{
-    Drape, DrapeSummary, LevelReport, PanelWeave, StitchGap, drape, drape_to_dir, max_gap,
-    penetrations, seam_ties,
+    Drape, DrapeSummary, LevelReport, PanelWeave, SlidPart, StitchGap, drape, drape_to_dir,
+    layer_self_collision, max_gap, penetrations, seam_ties,
 };
 pub use progress::{Phase, Progress};

@@ -104,9 +104,14 @@ pub struct DrapeOptions {
     /// visual accuracy; the scene runner's default is 1e-6). Default 1e-3.
     pub newton_tolerance: f64,
     /// Yarn-yarn self-collision at levels with a spacing at or below this
-    /// (mm): front/back layers, sleeve/torso. A coarse net has holes wider
-    /// than the repulsion distance, so it is turned on where yarns are
-    /// dense. Default 4; 0 turns it off.
+    /// (mm): front/back layers, sleeve/torso. Its distance is the larger of
+    /// the yarns' `2R + margin` and [`crate::pipeline::LAYER_THICKNESS`]
+    /// times the level's spacing, so that a yarn cannot thread a cell of
+    /// another layer ([`crate::pipeline::layer_self_collision`]). At coarse
+    /// levels that costs many more time steps (the A-line skirt at 60 mm:
+    /// 2,720 steps against 399, and no yarn through the fabric against 86
+    /// at 30 mm; BENCHMARKS.md), hence the default. Default 4; 0 turns it
+    /// off.
     pub self_collision_below_mm: f64,
     /// Yarn sliding (free `u, v` at crossings, Coulomb friction, parallel
     /// contact; [`crate::fabric`]) at levels with a spacing at or below this
@@ -123,12 +128,18 @@ pub struct DrapeOptions {
     /// A drape whose garment slid down the body is an error
     /// ([`GarmentError::SlidOff`]) instead of a warning. Default false.
     pub strict: bool,
-    /// A drape counts as slid off when both the garment's highest point and
-    /// its centroid end more than this (m) below the placed garment's.
-    /// Both, because a hood or a collar placed upright folds down by more
-    /// than 10 cm on a garment that stays on (the hoody's top drops while
-    /// its centroid rises 43 mm), and sewing lowers the centroid of a
-    /// garment that stays on by up to 80 mm (the pencil dress). Default 0.1.
+    /// Slide-off limit (m). A drape counts as slid off when the garment's
+    /// highest point and its centroid both end more than this below the
+    /// sewn garment's (sewing runs without gravity, so anything that sinks
+    /// that far afterwards slid), or when one panel's highest point ends
+    /// more than 1.5 times this, and its centroid more than half this,
+    /// below where the pattern placed it. Sewing wraps the flat panels
+    /// around the body and moves them a lot: the hoody's hood, placed
+    /// upright above the head, settles 119 mm onto it (centroid 81 mm) and
+    /// stays on, while the pencil dress's and GarmentCode's jumpsuit's
+    /// bodices leave the shoulders, their tops 150-214 mm down (centroids
+    /// 63-122 mm), with the garments' centroids sinking under 40 mm
+    /// (60 mm spacing, BENCHMARKS.md). Default 0.1.
     pub slide_limit: f64,
     /// Curve formats written for renderers: `bcc`, `mitsuba`, `obj`,
     /// `tubes`, `usda`. Default all.

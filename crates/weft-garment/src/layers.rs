@@ -1,0 +1,222 @@
+//! Layer pass-through: yarn segments that cut through the garment's own
+//! fabric somewhere else (a front panel pushed through the back, a sleeve
+//! through the torso).
+//!
+//! The fabric's surface is taken as the triangles of its crossing-shear
+//! stencils, `(crossing, warp neighbour, weft neighbour)` (DESIGN §3, the
+//! crossing shear element): together they cover every cell of the weave. A
+//! crossing is a yarn segment `[a, b]` that intersects such a triangle
+//! `[c, w, f]` while no end of the segment is within `hops` hops of a corner
+//! of the triangle in the yarn graph joined by the seam ties. Neighbouring
+//! stencils of a smooth, sewn fabric meet and overlap by construction; those
+//! are the pairs the hop exclusion removes. Self-collision (segment against
+//! segment) cannot see a segment that threads a cell between yarns, which is
+//! what this measure is for.
+//!
+//! Broad phase: a uniform grid (cell edge the largest triangle extent), each
+//! triangle listed in the cells its box covers, each segment tested against
+//! the triangles listed in the cells its box covers. Narrow phase: the
+//! Möller–Trumbore segment–triangle test. Degenerate (zero-area) triangles
+//! and non-finite positions are skipped.
+
+use nalgebra::Vector3;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::HashMap;
+use weft_core::Fabric;
+use weft_solver::Tie;
+use weft_solver::collide::{Exclusion, NodeGraph};
+
+/// Hop distance below which a segment and a triangle are neighbours in the
+/// weave (or across a seam tie) rather than two layers: 2, as for
+/// self-collision ([`weft_solver::collide::broad::DEFAULT_EXCLUSION_HOPS`]).
+pub const LAYER_EXCLUSION_HOPS: usize = 2;
+
+/// One yarn segment through the fabric.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq)]
+pub struct LayerCrossing {
+    /// The segment's end nodes.
+    pub segment: [usize; 2],
+    /// The triangle's nodes `(crossing, warp neighbour, weft neighbour)`.
+    pub triangle: [usize; 3],
+    /// Where the segment cuts the triangle (m).
+    pub point: [f64; 3],
+}
+
+/// All yarn segments of `fabric` that cut its surface triangles away from
+/// their neighbourhood (see the module docs), sorted by segment then
+/// triangle. `ties` join seam nodes in the hop graph; `x` holds one position
+/// per node (m); `hops` is the exclusion distance
+/// ([`LAYER_EXCLUSION_HOPS`]). Empty when no layer passes through another.
+pub fn layer_crossings(
+    fabric: &Fabric,
+    ties: &[Tie],
+    x: &[Vector3<f64>],
+    hops: usize,
+) -> Vec<LayerCrossing> {
+    let n = fabric.node_count();
+    let segments: Vec<[usize; 2]> = fabric
+        .elements
+        .segments
+        .iter()
+        .map(|s| [s.a, s.b])
+        .collect();
+    let mut edges = segments.clone();
+    for t in ties {
+        edges.push([t.node, t.other[0]]);
+        edges.push([t.node, t.other[1]]);
+    }
+    let graph = NodeGraph::from_edges(n, &edges).expect("segments and ties name fabric nodes");
+    let exclusion = Exclusion::new(&graph, hops);
+    let finite = |ids: &[usize]| ids.iter().all(|&i| x[i].iter().all(|c| c.is_finite()));
+    let triangles: Vec<[usize; 3]> = fabric
+        .elements
+        .shear
+        .iter()
+        .map(|e| [e.crossing, e.warp_neighbor, e.weft_neighbor])
+        .filter(|t| finite(t))
+        .filter(|t| {
+            let (e1, e2) = (x[t[1]] - x[t[0]], x[t[2]] - x[t[0]]);
+            e1.cross(&e2).norm() > 1e-12 * e1.norm_squared().max(e2.norm_squared())
+        })
+        .collect();
+    let bounds = |ids: &[usize]| {
+        ids.iter().fold(
+            (
+                Vector3::repeat(f64::INFINITY),
+                Vector3::repeat(f64::NEG_INFINITY),
+            ),
+            |(lo, hi), &i| (lo.inf(&x[i]), hi.sup(&x[i])),
+        )
+    };
+    let h = triangles
+        .iter()
+        .map(|t| {
+            let (lo, hi) = bounds(t);
+            (hi - lo).max()
+        })
+        .fold(0.0, f64::max);
+    if triangles.is_empty() || h <= 0.0 {
+        return Vec::new();
+    }
+    let cells = |lo: &Vector3<f64>, hi: &Vector3<f64>| {
+        let c = |p: &Vector3<f64>| p.map(|v| (v / h).floor() as i64);
+        let (a, b) = (c(lo), c(hi));
+        (a.x..=b.x)
+            .flat_map(move |i| (a.y..=b.y).flat_map(move |j| (a.z..=b.z).map(move |k| [i, j, k])))
+    };
+    let mut grid: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
+    for (ti, t) in triangles.iter().enumerate() {
+        let (lo, hi) = bounds(t);
+        for c in cells(&lo, &hi) {
+            grid.entry(c).or_default().push(ti as u32);
+        }
+    }
+    let mut out: Vec<LayerCrossing> = segments
+        .par_iter()
+        .filter(|s| finite(&s[..]))
+        .flat_map_iter(|&s| {
+            let (lo, hi) = bounds(&s);
+            let mut cand: Vec<u32> = cells(&lo, &hi)
+                .filter_map(|c| grid.get(&c))
+                .flatten()
+                .copied()
+                .collect();
+            cand.sort_unstable();
+            cand.dedup();
+            let mut hits = Vec::new();
+            for ti in cand {
+                let t = triangles[ti as usize];
+                if s.iter().any(|&a| t.iter().any(|&b| exclusion.near(a, b))) {
+                    continue;
+                }
+                if let Some(p) =
+                    segment_triangle(&x[s[0]], &x[s[1]], [&x[t[0]], &x[t[1]], &x[t[2]]])
+                {
+                    hits.push(LayerCrossing {
+                        segment: s,
+                        triangle: t,
+                        point: p.into(),
+                    });
+                }
+            }
+            hits
+        })
+        .collect();
+    out.sort_by_key(|c| (c.segment, c.triangle));
+    out
+}
+
+/// Where the segment `p q` meets the triangle `t` (Möller–Trumbore, closed:
+/// touching an edge or ending on the face counts), or `None`.
+fn segment_triangle(
+    p: &Vector3<f64>,
+    q: &Vector3<f64>,
+    t: [&Vector3<f64>; 3],
+) -> Option<Vector3<f64>> {
+    let d = q - p;
+    let (e1, e2) = (t[1] - t[0], t[2] - t[0]);
+    let pv = d.cross(&e2);
+    let det = e1.dot(&pv);
+    if det.abs() <= 1e-14 * d.norm() * e1.norm() * e2.norm() {
+        return None; // parallel to the triangle's plane
+    }
+    let s = p - t[0];
+    let bu = s.dot(&pv) / det;
+    if !(0.0..=1.0).contains(&bu) {
+        return None;
+    }
+    let qv = s.cross(&e1);
+    let bv = d.dot(&qv) / det;
+    if bv < 0.0 || bu + bv > 1.0 {
+        return None;
+    }
+    let tt = e2.dot(&qv) / det;
+    (0.0..=1.0).contains(&tt).then(|| p + d * tt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_triangle_hits_and_misses() {
+        let t = [
+            &Vector3::new(0.0, 0.0, 0.0),
+            &Vector3::new(1.0, 0.0, 0.0),
+            &Vector3::new(0.0, 1.0, 0.0),
+        ];
+        let hit = segment_triangle(
+            &Vector3::new(0.2, 0.3, -1.0),
+            &Vector3::new(0.2, 0.3, 3.0),
+            t,
+        )
+        .expect("crosses the face");
+        assert!((hit - Vector3::new(0.2, 0.3, 0.0)).norm() < 1e-12);
+        // Outside the triangle, short of its plane, and in its plane.
+        assert!(
+            segment_triangle(
+                &Vector3::new(0.8, 0.8, -1.0),
+                &Vector3::new(0.8, 0.8, 1.0),
+                t
+            )
+            .is_none()
+        );
+        assert!(
+            segment_triangle(
+                &Vector3::new(0.2, 0.2, 0.5),
+                &Vector3::new(0.2, 0.2, 1.0),
+                t
+            )
+            .is_none()
+        );
+        assert!(
+            segment_triangle(
+                &Vector3::new(-1.0, 0.2, 0.0),
+                &Vector3::new(2.0, 0.2, 0.0),
+                t
+            )
+            .is_none()
+        );
+    }
+}
