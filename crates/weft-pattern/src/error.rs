@@ -155,6 +155,21 @@ pub enum PatternError {
         /// What was given.
         found: String,
     },
+    /// A panel's outline is wider or taller than
+    /// [`crate::garment::MAX_PANEL_SIZE`].
+    #[error(
+        "{file}: {path}: the panel's outline is {size_m:.3e} m across; expected at most {limit_m} m (check the vertices and `units_in_meter`)"
+    )]
+    PanelTooLarge {
+        /// File name.
+        file: String,
+        /// JSON path of the panel.
+        path: String,
+        /// Its largest extent (m).
+        size_m: f64,
+        /// The limit (m).
+        limit_m: f64,
+    },
     /// A panel produced no yarn at the requested spacing.
     #[error(
         "{file}: {path}: no yarn crossing fits in the panel at spacing {spacing:?} m; expected a spacing smaller than the panel"

@@ -269,6 +269,11 @@ fn option(option: &str, expected: &str, found: String) -> PatternError {
     }
 }
 
+/// Largest width or height of a panel's outline (m): no garment panel
+/// comes near it, and weaving a much larger one at a garment's spacing
+/// would not finish (a vertex at 1e12 cm is a typo, not a panel).
+pub const MAX_PANEL_SIZE: f64 = 10.0;
+
 /// Weaves, places and stitches `pattern`.
 ///
 /// Each panel is woven at `opts.spacing` with its grain, placed by
@@ -281,7 +286,9 @@ fn option(option: &str, expected: &str, found: String) -> PatternError {
 ///
 /// # Errors
 /// [`PatternError::Option`] for a non-positive spacing or tolerance or an
-/// unknown panel in `grain_deg`; [`PatternError::EmptyPanel`] for a panel
+/// unknown panel in `grain_deg`; [`PatternError::PanelTooLarge`] for a
+/// panel wider or taller than [`MAX_PANEL_SIZE`];
+/// [`PatternError::EmptyPanel`] for a panel
 /// smaller than the spacing (after the halvings of
 /// [`WeaveOptions::narrow_panel_halvings`]); [`PatternError::Fabric`] if weft-core rejects
 /// the result (material, validation).
@@ -326,6 +333,17 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
         .iter()
         .map(|p| Outline::new(p, opts.flatten_tolerance))
         .collect();
+    for (panel, outline) in pattern.panels.iter().zip(&outlines) {
+        let extent = crate::geometry::extent(&outline.points);
+        if extent.is_nan() || extent > MAX_PANEL_SIZE {
+            return Err(PatternError::PanelTooLarge {
+                file: pattern.file.clone(),
+                path: format!("pattern.panels.{}", panel.name),
+                size_m: extent,
+                limit_m: MAX_PANEL_SIZE,
+            });
+        }
+    }
     let offset = vertical_offset(pattern, &outlines, opts.vertical_offset);
     let turns = match opts.sleeve_pose_deg {
         Some(angle) if offset != 0.0 => sleeve_rotations(pattern, &outlines, angle),

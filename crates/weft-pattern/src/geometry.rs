@@ -114,6 +114,21 @@ pub fn flatten_edge(panel: &Panel, k: usize, tolerance: f64) -> Vec<[f64; 2]> {
     pts
 }
 
+/// The larger of the width and height (m) of the box around `points`
+/// (panel coordinates); NaN if a coordinate is NaN.
+pub fn extent(points: &[[f64; 2]]) -> f64 {
+    (0..2)
+        .map(|k| {
+            let (lo, hi) = points
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                    (lo.min(p[k]), hi.max(p[k]))
+                });
+            hi - lo
+        })
+        .fold(0.0, f64::max)
+}
+
 /// A panel outline flattened to a closed polygon with arc-length positions.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outline {

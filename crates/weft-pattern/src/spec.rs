@@ -635,6 +635,18 @@ impl Reader<'_> {
                 });
             }
         }
+        // Size first: the self-intersection check flattens the outline
+        // finely, which a panel kilometres across would make slow and
+        // meaningless. A coarse flattening (1 m) bounds the size.
+        let extent = geometry::extent(&geometry::Outline::new(&panel, 1.0).points);
+        if extent.is_nan() || extent > crate::garment::MAX_PANEL_SIZE {
+            return Err(PatternError::PanelTooLarge {
+                file: self.file.into(),
+                path: path.into(),
+                size_m: extent,
+                limit_m: crate::garment::MAX_PANEL_SIZE,
+            });
+        }
         if let Some((first, second, at)) = geometry::self_intersection(&panel) {
             return Err(PatternError::SelfIntersecting {
                 file: self.file.into(),

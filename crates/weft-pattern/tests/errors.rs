@@ -161,3 +161,54 @@ fn missing_and_mistyped_values() {
     let e = Pattern::from_file(data("no_such_file.json")).unwrap_err();
     assert!(matches!(e, PatternError::Io { .. }), "{e:?}");
 }
+
+/// A panel stretched to 1e12 (cm) is refused on reading, naming the panel
+/// and its size (it used to be woven for minutes without an error), and so
+/// is a curved edge bulging 1e9 m out.
+#[test]
+fn a_huge_panel_is_refused_at_once() {
+    let text = std::fs::read_to_string(data("two_squares.json")).unwrap();
+    let base: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut v = base.clone();
+    v["pattern"]["panels"]["front"]["vertices"][1] = serde_json::json!([1e12, 0]);
+    v["pattern"]["panels"]["front"]["vertices"][2] = serde_json::json!([1e12, 10]);
+    let e = Pattern::from_str(&v.to_string(), "huge.json").expect_err("a 1e10 m panel");
+    assert!(
+        matches!(&e, PatternError::PanelTooLarge { path, size_m, limit_m, .. }
+            if path == "pattern.panels.front" && (*size_m - 1e10).abs() < 1e6 && *limit_m == 10.0),
+        "{e:?}"
+    );
+    let msg = e.to_string();
+    assert!(
+        msg.contains("huge.json") && msg.contains("1.000e10 m"),
+        "{msg}"
+    );
+
+    let mut v = base;
+    v["pattern"]["panels"]["front"]["edges"][0]["curvature"] =
+        serde_json::json!({"type": "quadratic", "params": [[0.5, 1e11]]});
+    let start = std::time::Instant::now();
+    let e = Pattern::from_str(&v.to_string(), "bulge.json").expect_err("a 1e9 m bulge");
+    assert!(start.elapsed().as_secs_f64() < 5.0);
+    assert!(
+        matches!(&e, PatternError::PanelTooLarge { path, size_m, .. }
+            if path == "pattern.panels.front" && *size_m > 1e8),
+        "{e:?}"
+    );
+}
+
+/// A pattern built or edited in code skips the reader's checks; weaving
+/// refuses a panel too large to weave, naming it.
+#[test]
+fn weaving_refuses_a_huge_panel_made_in_code() {
+    let mut p = read("two_squares.json").unwrap();
+    p.panels[0].vertices[1][0] = 1e10;
+    p.panels[0].vertices[2][0] = 1e10;
+    let want = format!("pattern.panels.{}", p.panels[0].name);
+    let e = weft_pattern::weave_garment(&p, &weft_pattern::WeaveOptions::new(0.04))
+        .expect_err("a 1e10 m panel");
+    assert!(
+        matches!(&e, PatternError::PanelTooLarge { path, .. } if *path == want),
+        "{e:?}"
+    );
+}
