@@ -250,7 +250,10 @@ impl Drape {
     }
 
     /// Writes `final_state.json`, `summary.json`, the yarn curves
-    /// (`yarns.*` in `formats`) and `preview.png` to `out`, each atomically.
+    /// (`yarns.*` in `formats`) and `preview.png` to `out`, each atomically;
+    /// with the Mitsuba format also `body.obj` and `scene.xml`
+    /// ([`weft_io::write_mitsuba_scene`]: `mitsuba scene.xml` renders the
+    /// garment on the body).
     ///
     /// # Errors
     /// [`GarmentError::Io`], [`GarmentError::Output`], [`GarmentError::Export`].
@@ -267,6 +270,9 @@ impl Drape {
             &CurveExportOptions::default(),
         )?;
         write_preview(out, fabric, &self.state.x, &self.body)?;
+        if formats.contains(&CurveFormat::Mitsuba) {
+            self.write_mitsuba_scene(out)?;
+        }
         weft_io::atomic_write(&out.join("summary.json"), |w| {
             serde_json::to_writer_pretty(&mut *w, &self.summary).map_err(std::io::Error::other)
         })?;
@@ -316,6 +322,36 @@ fn panel_heights(garment: &Garment, x: &[Vector3<f64>]) -> Vec<(f64, f64)> {
             (top, ys.sum::<f64>() / p.nodes.max(1) as f64)
         })
         .collect()
+}
+
+impl Drape {
+    /// Writes `out/body.obj` (the body, m) and `out/scene.xml`, a Mitsuba 3
+    /// scene of `yarns.txt` on it framed on the garment.
+    fn write_mitsuba_scene(&self, out: &Path) -> Result<(), GarmentError> {
+        self.body
+            .write_obj(out.join("body.obj"), "weft drape: the body (m, Y up)", 5)?;
+        let x = &self.state.x;
+        let frame = x.iter().fold(
+            ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]),
+            |(lo, hi), p| {
+                (
+                    std::array::from_fn(|k| lo[k].min(p[k])),
+                    std::array::from_fn(|k| hi[k].max(p[k])),
+                )
+            },
+        );
+        weft_io::write_mitsuba_scene(
+            out.join("scene.xml"),
+            &weft_io::MitsubaScene {
+                curves_file: "yarns.txt",
+                body_file: Some("body.obj"),
+                frame,
+                size: [800, 1000],
+                samples: 64,
+            },
+        )?;
+        Ok(())
+    }
 }
 
 fn create_dir(d: &Path) -> Result<(), GarmentError> {

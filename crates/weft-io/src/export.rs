@@ -13,6 +13,7 @@
 //! | [`write_mitsuba_curves`] | Mitsuba 3 curve text file: `x y z radius` per line, a blank line between curves |
 //! | [`write_obj_polylines`] | Wavefront OBJ: `v` lines, one `l` line per curve |
 //! | [`write_obj_tubes`] | Wavefront OBJ triangle mesh: a tube per curve with `vn` normals |
+//! | [`write_mitsuba_scene`] | Mitsuba 3 scene (`scene.xml`): the curve file as a `linearcurve`, a body, camera and lights |
 //! | [`write_usda_curves`] | USD ASCII (`.usda`): one `BasisCurves` prim, cubic Catmull-Rom, `widths` |
 
 use crate::curves::{Curve, YarnCurves};
@@ -107,6 +108,136 @@ pub fn write_mitsuba_curves(
                 writeln!(w, "{} {} {} {}", p[0], p[1], p[2], c.radius)?;
             }
         }
+        Ok(())
+    })
+}
+
+/// A Mitsuba 3 scene around a garment's curves ([`write_mitsuba_scene`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MitsubaScene<'a> {
+    /// The curve file ([`write_mitsuba_curves`]), as named from the
+    /// scene's folder (e.g. `yarns.txt`).
+    pub curves_file: &'a str,
+    /// A body mesh (OBJ, as named from the scene's folder), if any.
+    pub body_file: Option<&'a str>,
+    /// The box to frame (m): `(min, max)`, usually the garment's.
+    pub frame: ([f64; 3], [f64; 3]),
+    /// Image width and height (pixels).
+    pub size: [u32; 2],
+    /// Samples per pixel.
+    pub samples: u32,
+}
+
+/// Writes a Mitsuba 3 scene file (XML, `version="3.0.0"`) that renders with
+/// `mitsuba FILE` or `mi.render(mi.load_file(FILE))`: the curves as a
+/// `linearcurve` shape (its radii from the curve file) with a diffuse
+/// cotton-red material, the body as an `obj` shape in light grey, a
+/// perspective camera (30° field of view, `+y` up) looking at the centre of
+/// `scene.frame` from the front (`+z`) at a distance that fits the box with
+/// a margin, a path tracer, a constant environment and a directional light
+/// from above-front. The sample count and image size are the scene's
+/// defaults `spp`, `width` and `height` (`mitsuba -D spp=256 scene.xml`).
+///
+/// # Errors
+/// [`OutputError::Io`].
+pub fn write_mitsuba_scene(
+    path: impl AsRef<Path>,
+    scene: &MitsubaScene,
+) -> Result<(), OutputError> {
+    let (lo, hi) = scene.frame;
+    let c: [f64; 3] = std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
+    let half = (0..3)
+        .map(|k| 0.5 * (hi[k] - lo[k]))
+        .fold(0.0, f64::max)
+        .max(1e-3);
+    let fov = 30.0f64;
+    let [width, height] = scene.size;
+    // Fit the box's largest half extent in the narrower field of view.
+    let aspect = width as f64 / height.max(1) as f64;
+    let narrow = (fov.to_radians() / 2.0).tan() * aspect.min(1.0);
+    let distance = 1.3 * half / narrow + half;
+    let xml_escape = |t: &str| {
+        t.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    atomic_write(path.as_ref(), |w| {
+        writeln!(w, "<scene version=\"3.0.0\">")?;
+        writeln!(w, "    <!-- written by weft: yarn curves on a body -->")?;
+        writeln!(w, "    <default name=\"spp\" value=\"{}\"/>", scene.samples)?;
+        writeln!(w, "    <default name=\"width\" value=\"{width}\"/>")?;
+        writeln!(w, "    <default name=\"height\" value=\"{height}\"/>")?;
+        writeln!(w, "    <integrator type=\"path\">")?;
+        writeln!(w, "        <integer name=\"max_depth\" value=\"6\"/>")?;
+        writeln!(w, "    </integrator>")?;
+        writeln!(w, "    <sensor type=\"perspective\">")?;
+        writeln!(w, "        <float name=\"fov\" value=\"{fov}\"/>")?;
+        writeln!(w, "        <transform name=\"to_world\">")?;
+        writeln!(
+            w,
+            "            <lookat origin=\"{}, {}, {}\" target=\"{}, {}, {}\" up=\"0, 1, 0\"/>",
+            c[0],
+            c[1],
+            c[2] + distance,
+            c[0],
+            c[1],
+            c[2]
+        )?;
+        writeln!(w, "        </transform>")?;
+        writeln!(w, "        <sampler type=\"independent\">")?;
+        writeln!(
+            w,
+            "            <integer name=\"sample_count\" value=\"$spp\"/>"
+        )?;
+        writeln!(w, "        </sampler>")?;
+        writeln!(w, "        <film type=\"hdrfilm\">")?;
+        writeln!(w, "            <integer name=\"width\" value=\"$width\"/>")?;
+        writeln!(
+            w,
+            "            <integer name=\"height\" value=\"$height\"/>"
+        )?;
+        writeln!(w, "        </film>")?;
+        writeln!(w, "    </sensor>")?;
+        writeln!(w, "    <shape type=\"linearcurve\">")?;
+        writeln!(
+            w,
+            "        <string name=\"filename\" value=\"{}\"/>",
+            xml_escape(scene.curves_file)
+        )?;
+        writeln!(w, "        <bsdf type=\"diffuse\">")?;
+        writeln!(
+            w,
+            "            <rgb name=\"reflectance\" value=\"0.65, 0.22, 0.18\"/>"
+        )?;
+        writeln!(w, "        </bsdf>")?;
+        writeln!(w, "    </shape>")?;
+        if let Some(body) = scene.body_file {
+            writeln!(w, "    <shape type=\"obj\">")?;
+            writeln!(
+                w,
+                "        <string name=\"filename\" value=\"{}\"/>",
+                xml_escape(body)
+            )?;
+            writeln!(w, "        <bsdf type=\"diffuse\">")?;
+            writeln!(
+                w,
+                "            <rgb name=\"reflectance\" value=\"0.6, 0.6, 0.6\"/>"
+            )?;
+            writeln!(w, "        </bsdf>")?;
+            writeln!(w, "    </shape>")?;
+        }
+        writeln!(w, "    <emitter type=\"constant\">")?;
+        writeln!(w, "        <rgb name=\"radiance\" value=\"0.4\"/>")?;
+        writeln!(w, "    </emitter>")?;
+        writeln!(w, "    <emitter type=\"directional\">")?;
+        writeln!(
+            w,
+            "        <vector name=\"direction\" value=\"-0.3, -1, -0.5\"/>"
+        )?;
+        writeln!(w, "        <rgb name=\"irradiance\" value=\"2.5\"/>")?;
+        writeln!(w, "    </emitter>")?;
+        writeln!(w, "</scene>")?;
         Ok(())
     })
 }
@@ -335,7 +466,10 @@ pub fn write_obj_tubes(
 /// and last point; OpenUSD ≥ 21.11), `curveVertexCounts`, `points` (m) and
 /// `widths` (the yarn diameter `2R` per vertex, `interpolation =
 /// "vertex"`), plus a per-curve `primvars:family` (`0` warp, `1` weft,
-/// `interpolation = "uniform"`) for shading.
+/// `interpolation = "uniform"`) for shading, and the prim's `extent`: the
+/// box around the points grown by the largest half width, as
+/// `UsdGeom.Curves.ComputeExtent` computes it (renderers and the USD
+/// compliance checker read it; without it a viewer must compute it).
 ///
 /// # Errors
 /// [`OutputError::Io`].
@@ -350,6 +484,29 @@ pub fn write_usda_curves(path: impl AsRef<Path>, curves: &YarnCurves) -> Result<
         writeln!(w, "    uniform token type = \"cubic\"")?;
         writeln!(w, "    uniform token basis = \"catmullRom\"")?;
         writeln!(w, "    uniform token wrap = \"pinned\"")?;
+        let pad = curves.curves.iter().map(|c| c.radius).fold(0.0, f64::max);
+        let (lo, hi) = curves.curves.iter().flat_map(|c| c.points.iter()).fold(
+            ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]),
+            |(lo, hi), p| {
+                (
+                    std::array::from_fn(|k| lo[k].min(p[k])),
+                    std::array::from_fn(|k| hi[k].max(p[k])),
+                )
+            },
+        );
+        if lo[0] <= hi[0] {
+            let f = |v: f64| v as f32;
+            writeln!(
+                w,
+                "    float3[] extent = [({}, {}, {}), ({}, {}, {})]",
+                f(lo[0] - pad),
+                f(lo[1] - pad),
+                f(lo[2] - pad),
+                f(hi[0] + pad),
+                f(hi[1] + pad),
+                f(hi[2] + pad)
+            )?;
+        }
         let list = |w: &mut dyn Write, items: &mut dyn Iterator<Item = String>| -> io::Result<()> {
             let mut first = true;
             for s in items {

@@ -65,8 +65,9 @@ pub use curves::{Curve, CurveError, YarnCurves, catmull_rom, fabric_normals};
 pub use de::{Selector, SelectorMap};
 pub use error::SceneError;
 pub use export::{
-    CurveExportOptions, CurveFormat, ExportError, write_bcc, write_curves, write_mitsuba_curves,
-    write_obj_polylines, write_obj_tubes, write_usda_curves,
+    CurveExportOptions, CurveFormat, ExportError, MitsubaScene, write_bcc, write_curves,
+    write_mitsuba_curves, write_mitsuba_scene, write_obj_polylines, write_obj_tubes,
+    write_usda_curves,
 };
 pub use mesh::{MeshError, TriMesh};
 pub use output::{

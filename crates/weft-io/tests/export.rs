@@ -6,8 +6,8 @@ use std::path::Path;
 use weft_core::Family;
 use weft_io::export::{BCC_HEADER_BYTES, tube_rings};
 use weft_io::{
-    Curve, YarnCurves, write_bcc, write_mitsuba_curves, write_obj_polylines, write_obj_tubes,
-    write_usda_curves,
+    Curve, MitsubaScene, YarnCurves, write_bcc, write_mitsuba_curves, write_mitsuba_scene,
+    write_obj_polylines, write_obj_tubes, write_usda_curves,
 };
 
 /// Two yarns: a helix (warp, 13 points) and a bent weft (4 points).
@@ -339,6 +339,16 @@ fn usda_reads_back_with_counts_points_and_widths() {
     assert!(widths[..13].iter().all(|&w| w as f32 == 0.001f32));
     assert!(widths[13..].iter().all(|&w| w as f32 == 0.0005f32));
     assert_eq!(array("int[] primvars:family"), vec![0.0, 1.0]);
+    // The extent: the points' box grown by the largest half width (0.5 mm).
+    let extent = array("float3[] extent");
+    assert_eq!(extent.len(), 6);
+    let pts3 = all_points(&c);
+    for k in 0..3 {
+        let lo = pts3.iter().map(|p| p[k]).fold(f64::INFINITY, f64::min);
+        let hi = pts3.iter().map(|p| p[k]).fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(extent[k] as f32, (lo - 0.0005) as f32, "axis {k}");
+        assert_eq!(extent[3 + k] as f32, (hi + 0.0005) as f32, "axis {k}");
+    }
 }
 
 #[test]
@@ -350,4 +360,75 @@ fn too_few_tube_sides_is_an_error_naming_the_file() {
         .to_string();
     assert!(e.contains("t.obj") && e.contains("at least 3 sides"), "{e}");
     assert!(!path.exists());
+}
+
+/// The Mitsuba scene names the curve and body files, frames the box (the
+/// camera looks at its centre from +z, far enough for its 1.2 m height in a
+/// 30° field of view), and exposes `spp`, `width` and `height` as defaults.
+#[test]
+fn mitsuba_scene_frames_the_box_and_names_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scene.xml");
+    write_mitsuba_scene(
+        &path,
+        &MitsubaScene {
+            curves_file: "yarns.txt",
+            body_file: Some("body.obj"),
+            frame: ([-0.2, 0.4, -0.1], [0.2, 1.6, 0.3]),
+            size: [800, 1000],
+            samples: 64,
+        },
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("<scene version=\"3.0.0\">"));
+    assert!(text.trim_end().ends_with("</scene>"));
+    for must in [
+        "<shape type=\"linearcurve\">",
+        "<string name=\"filename\" value=\"yarns.txt\"/>",
+        "<shape type=\"obj\">",
+        "<string name=\"filename\" value=\"body.obj\"/>",
+        "<default name=\"spp\" value=\"64\"/>",
+        "<default name=\"width\" value=\"800\"/>",
+        "<default name=\"height\" value=\"1000\"/>",
+        "value=\"$spp\"",
+        "<emitter type=\"directional\">",
+    ] {
+        assert!(text.contains(must), "missing `{must}`:\n{text}");
+    }
+    let lookat = text.lines().find(|l| l.contains("<lookat")).unwrap();
+    let nums: Vec<f64> = lookat
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .take(2)
+        .flat_map(|v| {
+            v.split(',')
+                .map(|t| t.trim().parse::<f64>().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let (origin, target) = (&nums[..3], &nums[3..]);
+    for (a, b) in target.iter().zip([0.0, 1.0, 0.1]) {
+        assert!((a - b).abs() < 1e-12, "target {target:?}");
+    }
+    assert!(origin[0].abs() < 1e-12 && (origin[1] - 1.0).abs() < 1e-12);
+    // Half height 0.6 m at 15° in the narrower (horizontal, 0.8 aspect) view.
+    let d = origin[2] - 0.1;
+    let seen = (d - 0.6) * (15f64.to_radians().tan() * 0.8);
+    assert!(seen > 0.6 && seen < 1.0, "distance {d} m sees ±{seen} m");
+    // The scene is rewritten whole (atomic) and without a body it has none.
+    write_mitsuba_scene(
+        &path,
+        &MitsubaScene {
+            curves_file: "a&b.txt",
+            body_file: None,
+            frame: ([0.0; 3], [1.0; 3]),
+            size: [64, 64],
+            samples: 4,
+        },
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("type=\"obj\"") && text.contains("value=\"a&amp;b.txt\""));
 }
