@@ -158,7 +158,7 @@ pub enum PatternError {
     /// A panel's outline is wider or taller than
     /// [`crate::garment::MAX_PANEL_SIZE`].
     #[error(
-        "{file}: {path}: the panel's outline is {size_m:.3e} m across; expected at most {limit_m} m (check the vertices and `units_in_meter`)"
+        "{file}: {path}: the panel's outline spans up to {size_m:.3e} m; expected at most {limit_m} m (check the vertices and `units_in_meter`)"
     )]
     PanelTooLarge {
         /// File name.

@@ -328,13 +328,8 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
         file: file.clone(),
         source,
     };
-    let outlines: Vec<Outline> = pattern
-        .panels
-        .iter()
-        .map(|p| Outline::new(p, opts.flatten_tolerance))
-        .collect();
-    for (panel, outline) in pattern.panels.iter().zip(&outlines) {
-        let extent = crate::geometry::extent(&outline.points);
+    for panel in &pattern.panels {
+        let extent = crate::geometry::size_bound(panel);
         if extent.is_nan() || extent > MAX_PANEL_SIZE {
             return Err(PatternError::PanelTooLarge {
                 file: pattern.file.clone(),
@@ -344,6 +339,11 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
             });
         }
     }
+    let outlines: Vec<Outline> = pattern
+        .panels
+        .iter()
+        .map(|p| Outline::new(p, opts.flatten_tolerance))
+        .collect();
     let offset = vertical_offset(pattern, &outlines, opts.vertical_offset);
     let turns = match opts.sleeve_pose_deg {
         Some(angle) if offset != 0.0 => sleeve_rotations(pattern, &outlines, angle),

@@ -129,6 +129,37 @@ pub fn extent(points: &[[f64; 2]]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// An upper bound (m) of the larger of the width and height of a panel's
+/// outline, without flattening it: the box around its vertices and Bézier
+/// control points (a Bézier curve lies in the hull of its control points),
+/// each arc grown by its sagitta (a minor arc) or its diameter (a major
+/// arc). NaN or infinite for non-finite input.
+pub fn size_bound(panel: &Panel) -> f64 {
+    let mut pts: Vec<[f64; 2]> = panel.vertices.clone();
+    let mut grow: f64 = 0.0;
+    for (k, e) in panel.edges.iter().enumerate() {
+        match &e.curve {
+            Curve::Line => {}
+            Curve::Quadratic { control } => pts.push(*control),
+            Curve::Cubic { c1, c2 } => pts.extend([*c1, *c2]),
+            Curve::Arc {
+                radius, large_arc, ..
+            } => {
+                let (s, t) = panel.edge_ends(k);
+                let half = 0.5 * dist(s, t);
+                grow = grow.max(if *large_arc {
+                    2.0 * radius
+                } else {
+                    // The sagitta r - sqrt(r² - h²), written without r².
+                    let d = ((radius - half).max(0.0) * (radius + half)).sqrt();
+                    half * (half / (radius + d))
+                });
+            }
+        }
+    }
+    extent(&pts) + 2.0 * grow
+}
+
 /// A panel outline flattened to a closed polygon with arc-length positions.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outline {

@@ -43,6 +43,10 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
 
+/// A minor circular arc whose radius exceeds this many chords is read as a
+/// straight edge (its sagitta is below 1.3e-5 of the chord).
+pub const STRAIGHT_ARC_RADIUS: f64 = 1e4;
+
 /// The shape of one panel edge, in panel coordinates (m).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Curve {
@@ -623,6 +627,18 @@ impl Reader<'_> {
             panel.translation[0] += mean[0];
             panel.translation[1] += mean[1];
         }
+        // Size first, without flattening: measuring and flattening curves
+        // kilometres across (or with a control point at 1e308) would take
+        // minutes or overflow an allocation.
+        let extent = geometry::size_bound(&panel);
+        if extent.is_nan() || extent > crate::garment::MAX_PANEL_SIZE {
+            return Err(PatternError::PanelTooLarge {
+                file: self.file.into(),
+                path: path.into(),
+                size_m: extent,
+                limit_m: crate::garment::MAX_PANEL_SIZE,
+            });
+        }
         for k in 0..panel.edges.len() {
             let length = geometry::edge_length(&panel, k);
             if length <= 1e-9 {
@@ -634,18 +650,6 @@ impl Reader<'_> {
                     length,
                 });
             }
-        }
-        // Size first: the self-intersection check flattens the outline
-        // finely, which a panel kilometres across would make slow and
-        // meaningless. A coarse flattening (1 m) bounds the size.
-        let extent = geometry::extent(&geometry::Outline::new(&panel, 1.0).points);
-        if extent.is_nan() || extent > crate::garment::MAX_PANEL_SIZE {
-            return Err(PatternError::PanelTooLarge {
-                file: self.file.into(),
-                path: path.into(),
-                size_m: extent,
-                limit_m: crate::garment::MAX_PANEL_SIZE,
-            });
         }
         if let Some((first, second, at)) = geometry::self_intersection(&panel) {
             return Err(PatternError::SelfIntersecting {
@@ -741,6 +745,13 @@ impl Reader<'_> {
                         &format!("a radius of at least half the chord ({:.6} m)", 0.5 * chord),
                         format!("{radius:.6} m"),
                     ));
+                }
+                // A minor arc with a radius over 1e4 chords bulges less than
+                // 1.3e-5 of its chord: a straight edge (and the arc's centre
+                // would be too far away to compute; a radius of 1e306 m made
+                // the flattener loop).
+                if !large_arc && radius > STRAIGHT_ARC_RADIUS * chord {
+                    return Ok(Curve::Line);
                 }
                 Ok(Curve::Arc {
                     radius,

@@ -212,3 +212,41 @@ fn weaving_refuses_a_huge_panel_made_in_code() {
         "{e:?}"
     );
 }
+
+/// Found by the fuzz harness (tests/fuzz_inputs.rs): a curve control point
+/// or a vertex at ±1e308 made the curve flattener overflow an allocation
+/// (a panic); the size bound now refuses it before any curve is measured.
+#[test]
+fn a_control_point_at_1e308_is_refused_not_a_panic() {
+    let text = std::fs::read_to_string(data("two_squares.json")).unwrap();
+    let base: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut curved = base.clone();
+    curved["pattern"]["panels"]["front"]["edges"][0]["curvature"] =
+        serde_json::json!({"type": "cubic", "params": [[0.3, -1e308], [0.6, 0.1]]});
+    let mut vertex = base;
+    vertex["pattern"]["panels"]["front"]["vertices"][0] = serde_json::json!([-1e308, 0]);
+    for (name, v) in [("curved.json", curved), ("vertex.json", vertex)] {
+        let e = Pattern::from_str(&v.to_string(), name).expect_err(name);
+        assert!(
+            matches!(&e, PatternError::PanelTooLarge { path, .. } if path == "pattern.panels.front"),
+            "{name}: {e:?}"
+        );
+        assert!(e.to_string().contains(name));
+    }
+}
+
+/// Found by the fuzz harness: a `circle` edge of radius 1e306 m made the
+/// curve flattener loop. A minor arc of more than 1e4 chords reads as the
+/// straight edge it is (sagitta under 1.3e-5 of the chord).
+#[test]
+fn a_circle_edge_of_huge_radius_reads_as_a_line() {
+    let text = std::fs::read_to_string(data("two_squares.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["pattern"]["panels"]["front"]["edges"][0]["curvature"] =
+        serde_json::json!({"type": "circle", "params": [1e308, 0, 1]});
+    let p = Pattern::from_str(&v.to_string(), "huge_radius.json").unwrap();
+    let front = p.panels.iter().find(|q| q.name == "front").unwrap();
+    assert_eq!(front.edges[0].curve, weft_pattern::Curve::Line);
+    let g = weft_pattern::weave_garment(&p, &weft_pattern::WeaveOptions::new(0.02)).unwrap();
+    assert!(g.fabric.node_count() > 0);
+}
