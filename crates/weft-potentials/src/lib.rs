@@ -39,6 +39,7 @@ pub mod inertia;
 pub mod seam;
 pub mod shear;
 pub mod stretch;
+pub mod stvk;
 pub mod testing;
 
 pub use element::{

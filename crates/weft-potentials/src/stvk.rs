@@ -1,0 +1,191 @@
+//! Saint-Venant–Kirchhoff membrane triangle with strain-rate dissipation
+//! [SBO18 §4, eq. 13-16], for triangle-mesh cloth.
+//!
+//! A triangle with rest positions `r₀, r₁, r₂` in its flat 2D rest frame
+//! (m) and world positions `q = (x₀, x₁, x₂)` (shape 9, m). Its deformation
+//! gradient is `F = Dₛ Dₘ⁻¹` (3x2) with `Dₛ = [x₁-x₀, x₂-x₀]`,
+//! `Dₘ = [r₁-r₀, r₂-r₀]`, i.e. `F = Σᵢ xᵢ bᵢᵀ` with constant `bᵢ` (2-vectors),
+//! and the Green strain `E = ½(FᵀF - I)` [SBO18 §4]. Written as the vector
+//! `ε = (E₀₀, E₁₁, √2 E₀₁)` (so `tr(E²) = |ε|²`), each component is quadratic
+//! in `q`: `∂E_ab/∂x_k = ½(b_k[a] f_b + b_k[b] f_a)` (`f_a` the columns of
+//! `F`) and `∂²E_ab/∂x_k∂x_l = ½(b_k[a] b_l[b] + b_k[b] b_l[a]) I₃`, constant.
+//!
+//! The StVK energy density [SBO18 eq. 13]
+//! `Ψ = λ/2 tr(E)² + μ tr(E²) = ½ εᵀ C ε`, `C = λ (1,1,0)(1,1,0)ᵀ + 2μ I`,
+//! is written with the Cholesky factor `C = L Lᵀ` as `½ |Lᵀ ε|²`, so the
+//! element is the generic `V = ½ Ω k |ε'|²` of [`crate::element`] with
+//! `ε' = Lᵀ ε`, `k = 1` and the measure `Ω = A` (rest area, m²): energy,
+//! gradient, exact Hessian and the PSD-projected Hessian come from
+//! [`crate::elastic`] and [`crate::elastic_projected_generic`]. The
+//! dissipation potential [SBO18 eq. 15]
+//! `Ψ_d = λ_d/2 tr(Ė)² + μ_d tr(Ė²)` is the generic `W = ½ Ω |ε̇'_d|²` with
+//! `ε'_d = L_dᵀ ε`; its stress `S_d = C_d ε̇` [SBO18 eq. 16] weights the
+//! strain Hessians in the position Jacobian, whose negative eigenvalues are
+//! clamped [SBO18 §3.4] by [`crate::dissipation`].
+//!
+//! Units: `λ, μ` are membrane moduli (N/m, energy per area), `λ_d, μ_d` in
+//! N·s/m; energies in J, forces in N. SBO18's shirts use `λ_d = 30, μ_d = 20`
+//! (medium) and `λ_d = 1.5, μ_d = 1` (low damping) [SBO18 §6].
+
+use crate::elastic_projected_generic;
+use crate::element::{Dissipation, ElementEval, Measure, Strain, dissipation, elastic};
+use nalgebra::{Matrix2, Matrix3, SMatrix, SVector, Vector2, Vector3};
+
+/// Degrees of freedom of a triangle: three nodes' positions.
+pub const DOFS: usize = 9;
+
+/// A StVK membrane triangle: rest shape, elastic moduli and damping moduli.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stvk {
+    /// `bᵢ`, the rows of `G Dₘ⁻¹` with `G = [[-1,-1],[1,0],[0,1]]`.
+    b: [Vector2<f64>; 3],
+    /// Rest area `A` (m²).
+    area: f64,
+    /// `Lᵀ` with `L Lᵀ = C(λ, μ)`.
+    lt: Matrix3<f64>,
+    /// `L_dᵀ` with `L_d L_dᵀ = C(λ_d, μ_d)`, or `None` without damping.
+    lt_d: Option<Matrix3<f64>>,
+}
+
+/// `Lᵀ` of the Cholesky factor of `C = λ (1,1,0)(1,1,0)ᵀ + 2μ I`, or `None`
+/// unless `μ > 0` and `λ > -μ` (C positive definite).
+fn factor(lambda: f64, mu: f64) -> Option<Matrix3<f64>> {
+    if !(mu > 0.0 && lambda > -mu && lambda.is_finite() && mu.is_finite()) {
+        return None;
+    }
+    let one = Vector3::new(1.0, 1.0, 0.0);
+    let c = one * one.transpose() * lambda + Matrix3::identity() * (2.0 * mu);
+    c.cholesky().map(|ch| ch.l().transpose())
+}
+
+impl Stvk {
+    /// A triangle with rest vertices `rest` (m, 2D rest frame), Lamé
+    /// membrane moduli `lambda`, `mu` (N/m) and damping moduli `lambda_d`,
+    /// `mu_d` (N·s/m; both 0 for no damping) [SBO18 eq. 13, 15].
+    ///
+    /// Returns `None` for a degenerate rest triangle (area not above
+    /// 1e-14 m² or non-finite), elastic moduli with `C` not positive
+    /// definite (`μ > 0`, `λ > -μ` required), or damping moduli that are
+    /// neither both zero nor positive definite.
+    pub fn new(
+        rest: [[f64; 2]; 3],
+        lambda: f64,
+        mu: f64,
+        lambda_d: f64,
+        mu_d: f64,
+    ) -> Option<Self> {
+        let r = rest.map(Vector2::from);
+        let dm = Matrix2::from_columns(&[r[1] - r[0], r[2] - r[0]]);
+        let area = 0.5 * dm.determinant().abs();
+        if !(area > 1e-14 && area.is_finite()) {
+            return None;
+        }
+        let dm_inv = dm.try_inverse()?;
+        let g = SMatrix::<f64, 3, 2>::new(-1.0, -1.0, 1.0, 0.0, 0.0, 1.0) * dm_inv;
+        let b = std::array::from_fn(|i| g.row(i).transpose());
+        let lt = factor(lambda, mu)?;
+        let lt_d = if lambda_d == 0.0 && mu_d == 0.0 {
+            None
+        } else {
+            Some(factor(lambda_d, mu_d)?)
+        };
+        Some(Stvk { b, area, lt, lt_d })
+    }
+
+    /// Rest area `A` (m²).
+    pub fn area(&self) -> f64 {
+        self.area
+    }
+
+    /// Deformation gradient `F` (3x2) at `q` (shape 9, m).
+    pub fn deformation_gradient(&self, q: &SVector<f64, DOFS>) -> SMatrix<f64, 3, 2> {
+        let mut f = SMatrix::<f64, 3, 2>::zeros();
+        for i in 0..3 {
+            let x = Vector3::new(q[3 * i], q[3 * i + 1], q[3 * i + 2]);
+            f += x * self.b[i].transpose();
+        }
+        f
+    }
+
+    /// Green strain `ε = (E₀₀, E₁₁, √2 E₀₁)` (dimensionless) with its
+    /// Jacobian (3x9) and constant Hessians (9x9 each), see the module docs.
+    pub fn green_strain(&self, q: &SVector<f64, DOFS>) -> Strain<3, DOFS> {
+        let f = self.deformation_gradient(q);
+        let cols = [f.column(0).into_owned(), f.column(1).into_owned()];
+        let comps = [
+            (0usize, 0usize, 1.0),
+            (1, 1, 1.0),
+            (0, 1, std::f64::consts::SQRT_2),
+        ];
+        let mut value = SVector::<f64, 3>::zeros();
+        let mut jacobian = SMatrix::<f64, 3, DOFS>::zeros();
+        let mut hessians = [SMatrix::<f64, DOFS, DOFS>::zeros(); 3];
+        for (c, &(a, bb, w)) in comps.iter().enumerate() {
+            let delta = if a == bb { 1.0 } else { 0.0 };
+            value[c] = w * 0.5 * (cols[a].dot(&cols[bb]) - delta);
+            for k in 0..3 {
+                let g = (cols[bb] * self.b[k][a] + cols[a] * self.b[k][bb]) * (0.5 * w);
+                for d in 0..3 {
+                    jacobian[(c, 3 * k + d)] = g[d];
+                }
+                for l in 0..3 {
+                    let s = 0.5 * w * (self.b[k][a] * self.b[l][bb] + self.b[k][bb] * self.b[l][a]);
+                    for d in 0..3 {
+                        hessians[c][(3 * k + d, 3 * l + d)] = s;
+                    }
+                }
+            }
+        }
+        Strain {
+            value,
+            jacobian,
+            hessians,
+        }
+    }
+
+    /// `M ε` as a strain: value `M ε`, Jacobian `M ∇ε`, Hessians
+    /// `Σⱼ Mᵢⱼ ∇²εⱼ`.
+    fn weighted(m: &Matrix3<f64>, s: &Strain<3, DOFS>) -> Strain<3, DOFS> {
+        Strain {
+            value: m * s.value,
+            jacobian: m * s.jacobian,
+            hessians: std::array::from_fn(|i| {
+                (0..3).fold(SMatrix::<f64, DOFS, DOFS>::zeros(), |acc, j| {
+                    acc + s.hessians[j] * m[(i, j)]
+                })
+            }),
+        }
+    }
+
+    /// Elastic energy `A Ψ` (J) [SBO18 eq. 13], gradient (N, shape 9) and
+    /// exact Hessian (N/m, 9x9).
+    pub fn elastic(&self, q: &SVector<f64, DOFS>) -> ElementEval<DOFS> {
+        let s = Self::weighted(&self.lt, &self.green_strain(q));
+        elastic(1.0, &s, &Measure::constant(self.area))
+    }
+
+    /// As [`Stvk::elastic`] with a positive semi-definite Hessian for the
+    /// system matrix: the stress-weighted strain Hessian `Σⱼ Sⱼ ∇²εⱼ`
+    /// (`S = C ε`, the second Piola-Kirchhoff stress) projected to PSD
+    /// [SBO18 §3.4] ([`crate::elastic_projected_generic`]).
+    pub fn elastic_projected(&self, q: &SVector<f64, DOFS>) -> ElementEval<DOFS> {
+        let s = Self::weighted(&self.lt, &self.green_strain(q));
+        elastic_projected_generic(1.0, &s, &Measure::constant(self.area))
+    }
+
+    /// Strain-rate dissipation `W = A Ψ_d(Ė)` (W) [SBO18 eq. 15] at
+    /// positions `q` and velocities `qdot` (shape 9, m/s): the dissipative
+    /// force `-A ∇εᵀ S_d` with `S_d = C_d ε̇` [SBO18 eq. 16] (N), its
+    /// velocity Jacobian (N·s/m) and its position Jacobian with the
+    /// negative eigenvalues of `Σⱼ S_d,ⱼ ∇²εⱼ` clamped [SBO18 §3.4]. `None`
+    /// for a triangle built without damping.
+    pub fn dissipation(
+        &self,
+        q: &SVector<f64, DOFS>,
+        qdot: &SVector<f64, DOFS>,
+    ) -> Option<Dissipation<3, DOFS>> {
+        let lt_d = self.lt_d.as_ref()?;
+        let s = Self::weighted(lt_d, &self.green_strain(q));
+        Some(dissipation(1.0, &s, &Measure::constant(self.area), qdot))
+    }
+}

@@ -1,0 +1,203 @@
+//! StVK membrane triangle [SBO18 §4, eq. 13-16]: derivatives against finite
+//! differences, closed forms for stretch and shear, invariance under rigid
+//! motion (energy and dissipation), PSD projection, refused inputs.
+
+use nalgebra::{Rotation3, SMatrix, SVector, Vector3};
+use proptest::prelude::*;
+use weft_potentials::stvk::{DOFS, Stvk};
+use weft_potentials::testing::{fd_gradient, fd_jacobian, rel_error};
+
+/// Membrane moduli (N/m), of the order of a woven cotton's tensile rigidity.
+const LAMBDA: f64 = 300.0;
+const MU: f64 = 500.0;
+/// SBO18 §6's medium damping (N·s/m).
+const LAMBDA_D: f64 = 30.0;
+const MU_D: f64 = 20.0;
+
+const REST: [[f64; 2]; 3] = [[0.0, 0.0], [0.01, 0.0], [0.002, 0.008]];
+
+fn tri() -> Stvk {
+    Stvk::new(REST, LAMBDA, MU, LAMBDA_D, MU_D).unwrap()
+}
+
+fn placed(x: [[f64; 3]; 3]) -> SVector<f64, DOFS> {
+    SVector::from_fn(|i, _| x[i / 3][i % 3])
+}
+
+/// The rest triangle in the world, deformed by the 3x3 matrix `a` and moved
+/// by `t`, plus a perturbation `p` per coordinate (m).
+fn config(a: SMatrix<f64, 3, 3>, t: Vector3<f64>, p: &[f64]) -> SVector<f64, DOFS> {
+    let mut q = SVector::<f64, DOFS>::zeros();
+    for i in 0..3 {
+        let x = a * Vector3::new(REST[i][0], REST[i][1], 0.0) + t;
+        for d in 0..3 {
+            q[3 * i + d] = x[d] + p[3 * i + d];
+        }
+    }
+    q
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+    /// Strain Jacobian and Hessians, energy gradient and exact Hessian, and
+    /// the dissipative force and velocity Jacobian against central
+    /// differences (step 1e-8 m on a 1 cm triangle): relative error below
+    /// 1e-6 of the element's natural scale.
+    #[test]
+    fn derivatives_match_finite_differences(
+        a in prop::array::uniform9(-0.3f64..0.3),
+        p in prop::collection::vec(-1e-3f64..1e-3, 9),
+        v in prop::collection::vec(-1.0f64..1.0, 9),
+    ) {
+        let m = SMatrix::<f64, 3, 3>::identity() + SMatrix::<f64, 3, 3>::from_row_slice(&a);
+        let q = config(m, Vector3::new(0.1, 0.2, -0.3), &p);
+        let qdot = SVector::<f64, DOFS>::from_column_slice(&v);
+        let t = tri();
+        let h = 1e-8;
+        let s = t.green_strain(&q);
+        let j_fd = fd_jacobian(|q| t.green_strain(q).value, &q, h);
+        prop_assert!(rel_error(&s.jacobian, &j_fd, 1.0) < 1e-6);
+        for c in 0..3 {
+            let h_fd = fd_jacobian(|q| t.green_strain(q).jacobian.row(c).transpose(), &q, h);
+            prop_assert!(rel_error(&s.hessians[c], &h_fd, 1e2) < 1e-6, "strain Hessian {c}");
+        }
+        let e = t.elastic(&q);
+        let scale = (LAMBDA + MU) * t.area() / 0.01;
+        let g_fd = fd_gradient(|q| t.elastic(q).energy, &q, h);
+        prop_assert!(rel_error(&e.gradient, &g_fd, scale * 1e-2) < 1e-6, "gradient");
+        let k_fd = fd_jacobian(|q| t.elastic(q).gradient, &q, h);
+        prop_assert!(rel_error(&e.hessian, &k_fd, scale / 0.01 * 1e-2) < 1e-6, "Hessian");
+        prop_assert!((e.hessian - e.hessian.transpose()).norm() <= 1e-12 * e.hessian.norm());
+        // Dissipation: f = -∂W/∂q̇, ∂f/∂q̇.
+        let d = t.dissipation(&q, &qdot).unwrap();
+        let f_fd = -fd_gradient(|qd| t.dissipation(&q, qd).unwrap().potential, &qdot, 1e-6);
+        let dscale = (LAMBDA_D + MU_D) * t.area() / 0.01;
+        prop_assert!(rel_error(&d.force, &f_fd, dscale * 1e-2) < 1e-6, "force");
+        let jv_fd = fd_jacobian(|qd| t.dissipation(&q, qd).unwrap().force, &qdot, 1e-6);
+        prop_assert!(rel_error(&d.velocity_jacobian, &jv_fd, dscale / 0.01 * 1e-2) < 1e-6);
+        // Clamped position Jacobian: negative semi-definite.
+        let ev = d.position_jacobian.symmetric_eigenvalues();
+        prop_assert!(ev.max() <= 1e-9 * d.position_jacobian.norm().max(1e-30));
+        // Projected elastic Hessian: PSD, same energy and gradient.
+        let ep = t.elastic_projected(&q);
+        prop_assert_eq!(ep.energy, e.energy);
+        prop_assert_eq!(ep.gradient, e.gradient);
+        prop_assert!(ep.hessian.symmetric_eigenvalues().min() >= -1e-9 * ep.hessian.norm());
+    }
+}
+
+/// Uniaxial stretch by s along the rest x axis: `E₀₀ = (s² - 1)/2`, the
+/// rest zero, `Ψ = (λ/2 + μ) E₀₀²`; simple shear by γ: `E₀₁ = γ/2`,
+/// `E₁₁ = γ²/2`, `Ψ = λ/2 (γ²/2)² + μ (γ⁴/4 + 2 γ²/4)` [SBO18 eq. 13].
+#[test]
+fn stretch_and_shear_closed_forms() {
+    let t = tri();
+    let a = t.area();
+    assert!((a - 0.5 * 0.01 * 0.008).abs() < 1e-18);
+    for s in [0.9, 1.0, 1.05, 1.3] {
+        let q = config(
+            SMatrix::<f64, 3, 3>::from_diagonal(&Vector3::new(s, 1.0, 1.0)),
+            Vector3::zeros(),
+            &[0.0; 9],
+        );
+        let e00 = 0.5 * (s * s - 1.0);
+        let expected = a * (0.5 * LAMBDA + MU) * e00 * e00;
+        let got = t.elastic(&q).energy;
+        assert!(
+            (got - expected).abs() <= 1e-12 * expected.max(1e-20),
+            "s {s}: {got} vs {expected}"
+        );
+    }
+    for g in [0.05, 0.2] {
+        let mut m = SMatrix::<f64, 3, 3>::identity();
+        m[(0, 1)] = g;
+        let q = config(m, Vector3::zeros(), &[0.0; 9]);
+        let s = t.green_strain(&q).value;
+        assert!((s[0]).abs() < 1e-15 && (s[1] - 0.5 * g * g).abs() < 1e-15);
+        assert!((s[2] - std::f64::consts::SQRT_2 * 0.5 * g).abs() < 1e-15);
+        let (e11, e01) = (0.5 * g * g, 0.5 * g);
+        let psi = 0.5 * LAMBDA * e11 * e11 + MU * (e11 * e11 + 2.0 * e01 * e01);
+        let got = t.elastic(&q).energy;
+        assert!(
+            (got - a * psi).abs() <= 1e-12 * a * psi,
+            "γ {g}: {got} vs {}",
+            a * psi
+        );
+    }
+}
+
+/// Rigid motion: no energy, no force; a rigidly moving triangle (any
+/// rotation rate and translation velocity) dissipates nothing and feels no
+/// damping force [SBO18 eq. 1], whatever its deformation.
+#[test]
+fn rigid_motion_is_neither_strained_nor_damped() {
+    let t = tri();
+    let r = Rotation3::from_euler_angles(0.4, -1.1, 2.0).into_inner();
+    let q = config(r, Vector3::new(1.0, -2.0, 0.5), &[0.0; 9]);
+    let e = t.elastic(&q);
+    assert!(e.energy.abs() < 1e-20 && e.gradient.norm() < 1e-12);
+    // A stretched triangle moving rigidly: ω × x + v.
+    let q = config(
+        r * SMatrix::<f64, 3, 3>::from_diagonal(&Vector3::new(1.2, 0.9, 1.0)),
+        Vector3::zeros(),
+        &[0.0; 9],
+    );
+    let (w, v) = (Vector3::new(0.3, -2.0, 5.0), Vector3::new(1.0, 0.0, -3.0));
+    let qdot = SVector::<f64, DOFS>::from_fn(|i, _| {
+        let x = Vector3::new(q[3 * (i / 3)], q[3 * (i / 3) + 1], q[3 * (i / 3) + 2]);
+        (w.cross(&x) + v)[i % 3]
+    });
+    let d = t.dissipation(&q, &qdot).unwrap();
+    assert!(d.potential.abs() < 1e-12, "W = {}", d.potential);
+    assert!(d.force.norm() < 1e-9, "f = {}", d.force.norm());
+    // A stretching motion is damped.
+    let stretch = SVector::<f64, DOFS>::from_fn(|i, _| if i % 3 == 0 { q[i] } else { 0.0 });
+    assert!(t.dissipation(&q, &stretch).unwrap().potential > 1e-6);
+}
+
+/// Uniform stretch (positive stress): the projection changes nothing.
+#[test]
+fn projection_is_exact_under_tension() {
+    let t = tri();
+    let q = config(
+        SMatrix::<f64, 3, 3>::from_diagonal(&Vector3::new(1.1, 1.05, 1.0)),
+        Vector3::zeros(),
+        &[0.0; 9],
+    );
+    let (e, p) = (t.elastic(&q), t.elastic_projected(&q));
+    assert!((e.hessian - p.hessian).norm() <= 1e-12 * e.hessian.norm());
+    // Under compression the exact Hessian is indefinite and the projection
+    // is not.
+    let q = config(
+        SMatrix::<f64, 3, 3>::from_diagonal(&Vector3::new(0.8, 0.8, 1.0)),
+        Vector3::zeros(),
+        &[0.0; 9],
+    );
+    let (e, p) = (t.elastic(&q), t.elastic_projected(&q));
+    assert!(e.hessian.symmetric_eigenvalues().min() < -1e-6 * e.hessian.norm());
+    assert!(p.hessian.symmetric_eigenvalues().min() >= -1e-9 * p.hessian.norm());
+}
+
+#[test]
+fn degenerate_triangles_and_bad_moduli_are_refused() {
+    assert!(Stvk::new([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]], LAMBDA, MU, 0.0, 0.0).is_none());
+    assert!(
+        Stvk::new(
+            [[0.0, 0.0], [f64::NAN, 0.0], [0.0, 1.0]],
+            LAMBDA,
+            MU,
+            0.0,
+            0.0
+        )
+        .is_none()
+    );
+    assert!(Stvk::new(REST, LAMBDA, 0.0, 0.0, 0.0).is_none());
+    assert!(Stvk::new(REST, -MU, MU, 0.0, 0.0).is_none());
+    assert!(Stvk::new(REST, LAMBDA, MU, 1.0, -1.0).is_none());
+    let undamped = Stvk::new(REST, LAMBDA, MU, 0.0, 0.0).unwrap();
+    assert!(
+        undamped
+            .dissipation(&placed([[0.0; 3]; 3]), &SVector::zeros())
+            .is_none()
+    );
+}
