@@ -55,7 +55,8 @@ pub struct DrapeArgs {
     #[arg(long, default_value_t = 0.2)]
     pub min_duration: f64,
     /// Yarn-yarn self-collision at levels of this spacing (mm) and below
-    /// (0: off).
+    /// (0: off), with a layer distance of at least 0.6 times the level's
+    /// spacing (much slower at coarse levels; see DrapeOptions).
     #[arg(long, default_value_t = 4.0)]
     pub self_collision_below: f64,
     /// Yarn sliding with friction at levels of this spacing (mm) and below

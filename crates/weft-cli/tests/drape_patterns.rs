@@ -98,6 +98,13 @@ fn drape(pattern: &str, extra: &[&str]) {
     // Not reported as slid off (`DrapeOptions::slide_limit`: the garment
     // sinking after sewing, or a panel leaving where it was placed).
     assert_eq!(summary["slid_off"], false, "{pattern}: slid off");
+    // No layer passes through another: no yarn segment cuts the garment's
+    // own fabric more than two spacings away along it (layer_crossings).
+    assert_eq!(
+        summary["layer_crossings"], 0,
+        "{pattern}: yarns through the fabric, e.g. {}",
+        summary["layer_crossing_examples"]
+    );
     let widest = summary["stitch_gaps"]
         .as_array()
         .unwrap()

@@ -6,10 +6,13 @@
 //! stencils, `(crossing, warp neighbour, weft neighbour)` (DESIGN §3, the
 //! crossing shear element): together they cover every cell of the weave. A
 //! crossing is a yarn segment `[a, b]` that intersects such a triangle
-//! `[c, w, f]` while no end of the segment is within `hops` hops of a corner
-//! of the triangle in the yarn graph joined by the seam ties. Neighbouring
-//! stencils of a smooth, sewn fabric meet and overlap by construction; those
-//! are the pairs the hop exclusion removes. Self-collision (segment against
+//! `[c, w, f]` while no end of the segment is within `radius` of a corner of
+//! the triangle along the fabric at rest (through yarn segments at their
+//! rest lengths and seam ties at length 0). Neighbouring stencils of a
+//! smooth, sewn fabric meet and overlap by construction, and so do the
+//! edge cells of two panels around the seam that joins them (a tie, not a
+//! shared node); those are the pairs the exclusion removes. Two spacings
+//! ([`LAYER_EXCLUSION_SPACINGS`]) cover both, also where three panels meet. Self-collision (segment against
 //! segment) cannot see a segment that threads a cell between yarns, which is
 //! what this measure is for.
 //!
@@ -25,12 +28,12 @@ use serde::Serialize;
 use std::collections::HashMap;
 use weft_core::Fabric;
 use weft_solver::Tie;
-use weft_solver::collide::{Exclusion, NodeGraph};
+use weft_solver::collide::Exclusion;
 
-/// Hop distance below which a segment and a triangle are neighbours in the
-/// weave (or across a seam tie) rather than two layers: 2, as for
-/// self-collision ([`weft_solver::collide::broad::DEFAULT_EXCLUSION_HOPS`]).
-pub const LAYER_EXCLUSION_HOPS: usize = 2;
+/// Rest distance along the fabric, in yarn spacings, below which a segment
+/// and a triangle are neighbours (in the weave or across a seam) rather
+/// than two layers.
+pub const LAYER_EXCLUSION_SPACINGS: f64 = 2.0;
 
 /// One yarn segment through the fabric.
 #[derive(Serialize, Debug, Clone, Copy, PartialEq)]
@@ -45,14 +48,15 @@ pub struct LayerCrossing {
 
 /// All yarn segments of `fabric` that cut its surface triangles away from
 /// their neighbourhood (see the module docs), sorted by segment then
-/// triangle. `ties` join seam nodes in the hop graph; `x` holds one position
-/// per node (m); `hops` is the exclusion distance
-/// ([`LAYER_EXCLUSION_HOPS`]). Empty when no layer passes through another.
+/// triangle. `ties` join seam nodes at length 0; `x` holds one position
+/// per node (m); `radius` is the exclusion distance (m; the pipeline uses
+/// [`LAYER_EXCLUSION_SPACINGS`] spacings). Empty when no layer passes
+/// through another.
 pub fn layer_crossings(
     fabric: &Fabric,
     ties: &[Tie],
     x: &[Vector3<f64>],
-    hops: usize,
+    radius: f64,
 ) -> Vec<LayerCrossing> {
     let n = fabric.node_count();
     let segments: Vec<[usize; 2]> = fabric
@@ -61,13 +65,18 @@ pub fn layer_crossings(
         .iter()
         .map(|s| [s.a, s.b])
         .collect();
-    let mut edges = segments.clone();
+    let mut edges: Vec<([usize; 2], f64)> = fabric
+        .elements
+        .segments
+        .iter()
+        .map(|g| ([g.a, g.b], g.rest_spacing))
+        .collect();
     for t in ties {
-        edges.push([t.node, t.other[0]]);
-        edges.push([t.node, t.other[1]]);
+        edges.push(([t.node, t.other[0]], 0.0));
+        edges.push(([t.node, t.other[1]], 0.0));
     }
-    let graph = NodeGraph::from_edges(n, &edges).expect("segments and ties name fabric nodes");
-    let exclusion = Exclusion::new(&graph, hops);
+    let exclusion = Exclusion::within_distance(n, &edges, radius.max(0.0))
+        .expect("segments and ties name fabric nodes");
     let finite = |ids: &[usize]| ids.iter().all(|&i| x[i].iter().all(|c| c.is_finite()));
     let triangles: Vec<[usize; 3]> = fabric
         .elements

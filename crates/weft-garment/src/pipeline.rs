@@ -2,7 +2,7 @@
 //! then refine → relax level by level, then the outputs.
 
 use crate::error::GarmentError;
-use crate::layers::{LAYER_EXCLUSION_HOPS, LayerCrossing, layer_crossings};
+use crate::layers::{LAYER_EXCLUSION_SPACINGS, LayerCrossing, layer_crossings};
 use crate::options::{Body, DEFAULT_ATTACH_LABELS, DrapeOptions, level_spacings};
 use crate::progress::{Phase, Progress};
 use crate::transfer::{carry_state, positions};
@@ -956,8 +956,12 @@ impl<'a> Run<'a> {
             )?;
             let x = positions(&ls.sim.q);
             let (pen_node, pen_seg) = penetrations(&ls.sim.assembler.fabric, &x, &collider);
-            let crossings_through =
-                layer_crossings(&ls.sim.assembler.fabric, &ties, &x, LAYER_EXCLUSION_HOPS);
+            let crossings_through = layer_crossings(
+                &ls.sim.assembler.fabric,
+                &ties,
+                &x,
+                LAYER_EXCLUSION_SPACINGS * s,
+            );
             if !crossings_through.is_empty() {
                 let c = &crossings_through[0];
                 progress.note(&format!(

@@ -6,8 +6,8 @@ use nalgebra::Vector3;
 use std::path::{Path, PathBuf};
 use weft_garment::transfer::carry_state;
 use weft_garment::{
-    DrapeOptions, GarmentError, LAYER_EXCLUSION_HOPS, Progress, RelaxOptions, drape, drape_to_dir,
-    layer_crossings, layer_self_collision, seam_ties,
+    DrapeOptions, GarmentError, LAYER_EXCLUSION_SPACINGS, Progress, RelaxOptions, drape,
+    drape_to_dir, layer_crossings, layer_self_collision, seam_ties,
 };
 use weft_pattern::{Pattern, WeaveOptions, weave_garment};
 
@@ -296,7 +296,8 @@ fn skirt_at_40_mm() -> (weft_pattern::Garment, Vec<weft_solver::Tie>) {
 fn layer_crossings_find_a_panel_folded_through_another() {
     let (g, ties) = skirt_at_40_mm();
     let mut x = g.fabric.initial.x.clone();
-    let measure = |x: &[Vector3<f64>]| layer_crossings(&g.fabric, &ties, x, LAYER_EXCLUSION_HOPS);
+    let measure =
+        |x: &[Vector3<f64>]| layer_crossings(&g.fabric, &ties, x, LAYER_EXCLUSION_SPACINGS * 0.04);
     assert!(measure(&x).is_empty());
     let front = &g.panels[0];
     assert_eq!(front.name, "front");
