@@ -16,9 +16,12 @@
 //! segment) cannot see a segment that threads a cell between yarns, which is
 //! what this measure is for.
 //!
-//! Broad phase: a uniform grid (cell edge the largest triangle extent), each
-//! triangle listed in the cells its box covers, each segment tested against
-//! the triangles listed in the cells its box covers. Narrow phase: the
+//! Broad phase: a uniform grid (cell edge twice the median triangle
+//! extent), each triangle listed in the cells its box covers, each segment
+//! tested against the triangles listed in the cells its box covers; a
+//! triangle or segment spanning 8 cells or more along an axis (a stretched
+//! outlier) is tested against everything instead, so one node thrown far
+//! away costs a linear scan, not a grid of one cell. Narrow phase: the
 //! Möller–Trumbore segment–triangle test. Degenerate (zero-area) triangles
 //! and non-finite positions are skipped.
 
@@ -98,26 +101,45 @@ pub fn layer_crossings(
             |(lo, hi), &i| (lo.inf(&x[i]), hi.sup(&x[i])),
         )
     };
-    let h = triangles
+    // Cell edge: twice the median triangle extent, so that one stretched
+    // outlier (a node thrown far away) does not put everything in one cell.
+    // Boxes wider than `MAX_SPAN` cells are `big` and tested by every
+    // segment (a handful at most in a sane state).
+    let mut extents: Vec<f64> = triangles
         .iter()
         .map(|t| {
             let (lo, hi) = bounds(t);
             (hi - lo).max()
         })
-        .fold(0.0, f64::max);
-    if triangles.is_empty() || h <= 0.0 {
+        .collect();
+    if extents.is_empty() {
         return Vec::new();
     }
-    let cells = |lo: &Vector3<f64>, hi: &Vector3<f64>| {
+    let mid = extents.len() / 2;
+    let h = 2.0 * *extents.select_nth_unstable_by(mid, f64::total_cmp).1;
+    if h <= 0.0 {
+        return Vec::new();
+    }
+    const MAX_SPAN: i64 = 8;
+    let cell_range = |lo: &Vector3<f64>, hi: &Vector3<f64>| {
         let c = |p: &Vector3<f64>| p.map(|v| (v / h).floor() as i64);
-        let (a, b) = (c(lo), c(hi));
+        (c(lo), c(hi))
+    };
+    let wide = |(a, b): &(Vector3<i64>, Vector3<i64>)| (0..3).any(|k| b[k] - a[k] >= MAX_SPAN);
+    let cells = |(a, b): (Vector3<i64>, Vector3<i64>)| {
         (a.x..=b.x)
             .flat_map(move |i| (a.y..=b.y).flat_map(move |j| (a.z..=b.z).map(move |k| [i, j, k])))
     };
     let mut grid: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
+    let mut big: Vec<u32> = Vec::new();
     for (ti, t) in triangles.iter().enumerate() {
         let (lo, hi) = bounds(t);
-        for c in cells(&lo, &hi) {
+        let r = cell_range(&lo, &hi);
+        if wide(&r) {
+            big.push(ti as u32);
+            continue;
+        }
+        for c in cells(r) {
             grid.entry(c).or_default().push(ti as u32);
         }
     }
@@ -126,11 +148,24 @@ pub fn layer_crossings(
         .filter(|s| finite(&s[..]))
         .flat_map_iter(|&s| {
             let (lo, hi) = bounds(&s);
-            let mut cand: Vec<u32> = cells(&lo, &hi)
-                .filter_map(|c| grid.get(&c))
-                .flatten()
-                .copied()
-                .collect();
+            let r = cell_range(&lo, &hi);
+            let mut cand: Vec<u32> = if wide(&r) {
+                // A segment across many cells: every triangle whose box
+                // meets its box.
+                (0..triangles.len() as u32)
+                    .filter(|&ti| {
+                        let (tl, th) = bounds(&triangles[ti as usize]);
+                        (0..3).all(|k| tl[k] <= hi[k] && lo[k] <= th[k])
+                    })
+                    .collect()
+            } else {
+                cells(r)
+                    .filter_map(|c| grid.get(&c))
+                    .flatten()
+                    .copied()
+                    .collect()
+            };
+            cand.extend_from_slice(&big);
             cand.sort_unstable();
             cand.dedup();
             let mut hits = Vec::new();

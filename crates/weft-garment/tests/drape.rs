@@ -320,6 +320,19 @@ fn layer_crossings_find_a_panel_folded_through_another() {
         );
         assert!(h.point[2].abs() > 0.15 && h.point[0] > 0.0, "{h:?}");
     }
+    // A node thrown 1 km away (an exploded state) neither hides the fold
+    // nor slows the search down to a quadratic scan.
+    let far = g.panels[1].first_node + g.panels[1].nodes - 1;
+    x[far] = Vector3::new(1e3, 0.0, 0.0);
+    let start = std::time::Instant::now();
+    let with_outlier = measure(&x);
+    assert!(start.elapsed().as_secs_f64() < 1.0);
+    assert!(
+        with_outlier.len() + 8 >= hits.len(),
+        "{} vs {}",
+        with_outlier.len(),
+        hits.len()
+    );
 }
 
 /// The garment's self-collision: no pair on the placed skirt (panels 0.4 m
