@@ -49,6 +49,31 @@ pub struct LayerCrossing {
     pub point: [f64; 3],
 }
 
+/// The node pairs of `fabric` within `radius` (m) of each other along the
+/// sewn fabric at rest: through its yarn segments at their rest lengths and
+/// the seam `ties` at length 0 ([`Exclusion::within_distance`]).
+///
+/// # Errors
+/// [`weft_solver::collide::CollideError`] for a tie naming a node the
+/// fabric lacks, or a negative or non-finite `radius`.
+pub fn rest_exclusion(
+    fabric: &Fabric,
+    ties: &[Tie],
+    radius: f64,
+) -> Result<Exclusion, weft_solver::collide::CollideError> {
+    let mut edges: Vec<([usize; 2], f64)> = fabric
+        .elements
+        .segments
+        .iter()
+        .map(|g| ([g.a, g.b], g.rest_spacing))
+        .collect();
+    for t in ties {
+        edges.push(([t.node, t.other[0]], 0.0));
+        edges.push(([t.node, t.other[1]], 0.0));
+    }
+    Exclusion::within_distance(fabric.node_count(), &edges, radius)
+}
+
 /// All yarn segments of `fabric` that cut its surface triangles away from
 /// their neighbourhood (see the module docs), sorted by segment then
 /// triangle. `ties` join seam nodes at length 0; `x` holds one position
@@ -61,25 +86,14 @@ pub fn layer_crossings(
     x: &[Vector3<f64>],
     radius: f64,
 ) -> Vec<LayerCrossing> {
-    let n = fabric.node_count();
     let segments: Vec<[usize; 2]> = fabric
         .elements
         .segments
         .iter()
         .map(|s| [s.a, s.b])
         .collect();
-    let mut edges: Vec<([usize; 2], f64)> = fabric
-        .elements
-        .segments
-        .iter()
-        .map(|g| ([g.a, g.b], g.rest_spacing))
-        .collect();
-    for t in ties {
-        edges.push(([t.node, t.other[0]], 0.0));
-        edges.push(([t.node, t.other[1]], 0.0));
-    }
-    let exclusion = Exclusion::within_distance(n, &edges, radius.max(0.0))
-        .expect("segments and ties name fabric nodes");
+    let exclusion =
+        rest_exclusion(fabric, ties, radius.max(0.0)).expect("segments and ties name fabric nodes");
     let finite = |ids: &[usize]| ids.iter().all(|&i| x[i].iter().all(|c| c.is_finite()));
     let triangles: Vec<[usize; 3]> = fabric
         .elements

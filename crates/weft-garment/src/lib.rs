@@ -75,7 +75,7 @@ pub mod transfer;
 
 pub use error::GarmentError;
 pub use fabric::{FabricPreset, FabricProperties};
-pub use layers::{LAYER_EXCLUSION_SPACINGS, LayerCrossing, layer_crossings};
+pub use layers::{LAYER_EXCLUSION_SPACINGS, LayerCrossing, layer_crossings, rest_exclusion};
 pub use options::{Body, DEFAULT_ATTACH_LABELS, DrapeOptions, RelaxOptions, level_spacings};
 pub use pipeline::{
     Drape, DrapeSummary, LevelReport, PanelWeave, SlidPart, StitchGap, drape, drape_to_dir,

@@ -15,7 +15,7 @@ use weft_core::{Fabric, State};
 use weft_io::{CurveExportOptions, CurveFormat, TriMesh, YarnCurves};
 use weft_pattern::{Garment, Pattern, WeaveOptions, weave_garment};
 use weft_solver::assembly::SelfContact;
-use weft_solver::collide::{Collider, Exclusion, SelfCollision, TriangleMesh};
+use weft_solver::collide::{Collider, SelfCollision, TriangleMesh};
 use weft_solver::{Settings, Simulation, Tie};
 
 /// Self-collision distance as a fraction of the level's spacing: at a
@@ -295,19 +295,14 @@ pub fn layer_self_collision(
     ties: &[Tie],
     d0: f64,
 ) -> Result<SelfCollision, weft_solver::collide::CollideError> {
-    let segs = &fabric.elements.segments;
-    let mut edges: Vec<([usize; 2], f64)> =
-        segs.iter().map(|g| ([g.a, g.b], g.rest_spacing)).collect();
-    for t in ties {
-        edges.push(([t.node, t.other[0]], 0.0));
-        edges.push(([t.node, t.other[1]], 0.0));
-    }
-    let exclusion = Exclusion::within_distance(fabric.node_count(), &edges, 2.0 * d0)?;
-    SelfCollision::new(
-        segs.iter().map(|g| [g.a, g.b]).collect(),
-        exclusion,
-        2.0 * d0,
-    )
+    let exclusion = crate::layers::rest_exclusion(fabric, ties, 2.0 * d0)?;
+    let segs = fabric
+        .elements
+        .segments
+        .iter()
+        .map(|g| [g.a, g.b])
+        .collect();
+    SelfCollision::new(segs, exclusion, 2.0 * d0)
 }
 
 /// Per panel of `garment`, the `(highest, mean)` node height (m) in `x`
