@@ -162,82 +162,60 @@ pub fn write_mitsuba_scene(
             .replace('>', "&gt;")
             .replace('"', "&quot;")
     };
+    // A shape from a file with a diffuse material.
+    let shape = |kind: &str, file: &str, rgb: &str| {
+        format!(
+            r#"    <shape type="{kind}">
+        <string name="filename" value="{}"/>
+        <bsdf type="diffuse">
+            <rgb name="reflectance" value="{rgb}"/>
+        </bsdf>
+    </shape>
+"#,
+            xml_escape(file)
+        )
+    };
+    let curves = shape("linearcurve", scene.curves_file, "0.65, 0.22, 0.18");
+    let body = scene
+        .body_file
+        .map(|b| shape("obj", b, "0.6, 0.6, 0.6"))
+        .unwrap_or_default();
+    let (spp, z) = (scene.samples, c[2] + distance);
+    let (cx, cy, cz) = (c[0], c[1], c[2]);
     atomic_write(path.as_ref(), |w| {
-        writeln!(w, "<scene version=\"3.0.0\">")?;
-        writeln!(w, "    <!-- written by weft: yarn curves on a body -->")?;
-        writeln!(w, "    <default name=\"spp\" value=\"{}\"/>", scene.samples)?;
-        writeln!(w, "    <default name=\"width\" value=\"{width}\"/>")?;
-        writeln!(w, "    <default name=\"height\" value=\"{height}\"/>")?;
-        writeln!(w, "    <integrator type=\"path\">")?;
-        writeln!(w, "        <integer name=\"max_depth\" value=\"6\"/>")?;
-        writeln!(w, "    </integrator>")?;
-        writeln!(w, "    <sensor type=\"perspective\">")?;
-        writeln!(w, "        <float name=\"fov\" value=\"{fov}\"/>")?;
-        writeln!(w, "        <transform name=\"to_world\">")?;
-        writeln!(
+        write!(
             w,
-            "            <lookat origin=\"{}, {}, {}\" target=\"{}, {}, {}\" up=\"0, 1, 0\"/>",
-            c[0],
-            c[1],
-            c[2] + distance,
-            c[0],
-            c[1],
-            c[2]
+            r#"<scene version="3.0.0">
+    <!-- written by weft: yarn curves on a body -->
+    <default name="spp" value="{spp}"/>
+    <default name="width" value="{width}"/>
+    <default name="height" value="{height}"/>
+    <integrator type="path">
+        <integer name="max_depth" value="6"/>
+    </integrator>
+    <sensor type="perspective">
+        <float name="fov" value="{fov}"/>
+        <transform name="to_world">
+            <lookat origin="{cx}, {cy}, {z}" target="{cx}, {cy}, {cz}" up="0, 1, 0"/>
+        </transform>
+        <sampler type="independent">
+            <integer name="sample_count" value="$spp"/>
+        </sampler>
+        <film type="hdrfilm">
+            <integer name="width" value="$width"/>
+            <integer name="height" value="$height"/>
+        </film>
+    </sensor>
+{curves}{body}    <emitter type="constant">
+        <rgb name="radiance" value="0.4"/>
+    </emitter>
+    <emitter type="directional">
+        <vector name="direction" value="-0.3, -1, -0.5"/>
+        <rgb name="irradiance" value="2.5"/>
+    </emitter>
+</scene>
+"#
         )?;
-        writeln!(w, "        </transform>")?;
-        writeln!(w, "        <sampler type=\"independent\">")?;
-        writeln!(
-            w,
-            "            <integer name=\"sample_count\" value=\"$spp\"/>"
-        )?;
-        writeln!(w, "        </sampler>")?;
-        writeln!(w, "        <film type=\"hdrfilm\">")?;
-        writeln!(w, "            <integer name=\"width\" value=\"$width\"/>")?;
-        writeln!(
-            w,
-            "            <integer name=\"height\" value=\"$height\"/>"
-        )?;
-        writeln!(w, "        </film>")?;
-        writeln!(w, "    </sensor>")?;
-        writeln!(w, "    <shape type=\"linearcurve\">")?;
-        writeln!(
-            w,
-            "        <string name=\"filename\" value=\"{}\"/>",
-            xml_escape(scene.curves_file)
-        )?;
-        writeln!(w, "        <bsdf type=\"diffuse\">")?;
-        writeln!(
-            w,
-            "            <rgb name=\"reflectance\" value=\"0.65, 0.22, 0.18\"/>"
-        )?;
-        writeln!(w, "        </bsdf>")?;
-        writeln!(w, "    </shape>")?;
-        if let Some(body) = scene.body_file {
-            writeln!(w, "    <shape type=\"obj\">")?;
-            writeln!(
-                w,
-                "        <string name=\"filename\" value=\"{}\"/>",
-                xml_escape(body)
-            )?;
-            writeln!(w, "        <bsdf type=\"diffuse\">")?;
-            writeln!(
-                w,
-                "            <rgb name=\"reflectance\" value=\"0.6, 0.6, 0.6\"/>"
-            )?;
-            writeln!(w, "        </bsdf>")?;
-            writeln!(w, "    </shape>")?;
-        }
-        writeln!(w, "    <emitter type=\"constant\">")?;
-        writeln!(w, "        <rgb name=\"radiance\" value=\"0.4\"/>")?;
-        writeln!(w, "    </emitter>")?;
-        writeln!(w, "    <emitter type=\"directional\">")?;
-        writeln!(
-            w,
-            "        <vector name=\"direction\" value=\"-0.3, -1, -0.5\"/>"
-        )?;
-        writeln!(w, "        <rgb name=\"irradiance\" value=\"2.5\"/>")?;
-        writeln!(w, "    </emitter>")?;
-        writeln!(w, "</scene>")?;
         Ok(())
     })
 }
