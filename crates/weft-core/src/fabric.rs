@@ -285,6 +285,12 @@ pub struct Fabric {
 }
 
 impl Fabric {
+    /// The end nodes `[a, b]` of every yarn segment, in `elements.segments`
+    /// order.
+    pub fn segment_ends(&self) -> Vec<[usize; 2]> {
+        self.elements.segments.iter().map(|s| [s.a, s.b]).collect()
+    }
+
     /// Number of nodes.
     pub fn node_count(&self) -> usize {
         self.free.len()

@@ -86,12 +86,7 @@ pub fn layer_crossings(
     x: &[Vector3<f64>],
     radius: f64,
 ) -> Vec<LayerCrossing> {
-    let segments: Vec<[usize; 2]> = fabric
-        .elements
-        .segments
-        .iter()
-        .map(|s| [s.a, s.b])
-        .collect();
+    let segments: Vec<[usize; 2]> = fabric.segment_ends();
     let exclusion =
         rest_exclusion(fabric, ties, radius.max(0.0)).expect("segments and ties name fabric nodes");
     let finite = |ids: &[usize]| ids.iter().all(|&i| x[i].iter().all(|c| c.is_finite()));

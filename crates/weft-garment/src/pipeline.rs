@@ -296,12 +296,7 @@ pub fn layer_self_collision(
     d0: f64,
 ) -> Result<SelfCollision, weft_solver::collide::CollideError> {
     let exclusion = crate::layers::rest_exclusion(fabric, ties, 2.0 * d0)?;
-    let segs = fabric
-        .elements
-        .segments
-        .iter()
-        .map(|g| [g.a, g.b])
-        .collect();
+    let segs = fabric.segment_ends();
     SelfCollision::new(segs, exclusion, 2.0 * d0)
 }
 

@@ -113,12 +113,7 @@ impl NodeGraph {
     /// The yarn graph of a fabric: its nodes joined by its segments
     /// (`elements.segments`, warp and weft).
     pub fn from_fabric(fabric: &Fabric) -> Self {
-        let edges: Vec<[usize; 2]> = fabric
-            .elements
-            .segments
-            .iter()
-            .map(|s| [s.a, s.b])
-            .collect();
+        let edges: Vec<[usize; 2]> = fabric.segment_ends();
         Self::from_edges(fabric.node_count(), &edges).expect("fabric segments name fabric nodes")
     }
 
@@ -347,12 +342,7 @@ impl SelfCollision {
     /// As [`Self::new`].
     pub fn from_fabric(fabric: &Fabric, d0: f64, hops: usize) -> Result<Self, CollideError> {
         let exclusion = Exclusion::new(&NodeGraph::from_fabric(fabric), hops);
-        let segs = fabric
-            .elements
-            .segments
-            .iter()
-            .map(|s| [s.a, s.b])
-            .collect();
+        let segs = fabric.segment_ends();
         Self::new(segs, exclusion, d0)
     }
 
