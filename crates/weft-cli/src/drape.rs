@@ -33,7 +33,8 @@ pub struct DrapeArgs {
     pub coarse_spacing: f64,
     /// Edge labels whose yarn ends are held to the body while sewing
     /// (comma-separated, e.g. `lower_interface`; `none` for none). Default:
-    /// GarmentCode's waist labels the pattern has (`lower_interface`).
+    /// GarmentCode's waist labels the pattern has (`lower_interface`),
+    /// unless the garment has an upper part that holds it (a dress).
     #[arg(long, value_delimiter = ',')]
     pub attach: Option<Vec<String>>,
     /// Grade factor: every length of the pattern times this (panel outlines
@@ -326,6 +327,13 @@ fn print_summary(s: &DrapeSummary, out: &Path) {
                 "{} yarn ends ({})",
                 s.attached_nodes,
                 s.attached_labels.join(", ")
+            ),
+        ),
+        (
+            "routed",
+            format!(
+                "{} seam ties sewn over the body (their paths crossed it)",
+                s.routed_seam_ties
             ),
         ),
         ("finite", s.finite.to_string()),

@@ -161,12 +161,13 @@ fn drape_gc_hoody_mean() {
     drape("gc_hoody_mean.json", &[]);
 }
 
-/// Known defect (issue 20): while sewing, the dress's bodice leaves the
-/// shoulders; its panels' tops end 150-214 mm below where they were placed
-/// at 60 mm spacing (276 mm at 40 mm), and the slide-off rule reports it.
-/// Run with `--ignored` to see it.
+/// The pencil dress: its shoulder seams are placed 4-6 cm below the top of
+/// the body's shoulders, so their straight paths cross the body; they are
+/// sewn over the shoulders through meeting points
+/// (`weft_garment::sewing::seam_routes`), and its waist seam is not
+/// attached because its bodice holds it (issue 20: before both, its bodice
+/// slid off the shoulders while sewing).
 #[test]
-#[ignore = "known defect: the pencil dress's bodice slides off the shoulders while sewing"]
 fn drape_gc_dress_pencil() {
     drape("gc_dress_pencil.json", &[]);
 }

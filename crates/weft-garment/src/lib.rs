@@ -14,7 +14,13 @@
 //!    lost), placed in 3D and **sewn**: gravity off, a drag of
 //!    [`pipeline::SEWING_DRAG`] keeps it quasi-static, seam ties pull every
 //!    yarn end of a stitched edge to its partner point, GarmentCode's waist
-//!    labels ([`DEFAULT_ATTACH_LABELS`]) hold the waistband to the body.
+//!    labels ([`DEFAULT_ATTACH_LABELS`]) hold the waistband to the body
+//!    (unless the garment has an upper part that holds it, as a dress's
+//!    bodice: [`sewing::has_upper_part`]). A seam whose straight path runs
+//!    deep through the body (a shoulder seam placed below the shoulder) is
+//!    sewn through a meeting point outside the body on the far side from
+//!    its fabric ([`sewing::seam_routes`]), so it closes over the shoulder,
+//!    not under the arm.
 //!    Then it is **draped**: gravity, friction on the body, until static.
 //! 3. **Refined levels**: the pattern is woven again at half the spacing
 //!    (the grid lines pass through the panel origin, so every coarse yarn
@@ -71,6 +77,7 @@ pub mod layers;
 pub mod options;
 pub mod pipeline;
 pub mod progress;
+pub mod sewing;
 pub mod transfer;
 
 pub use error::GarmentError;

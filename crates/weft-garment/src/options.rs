@@ -91,7 +91,9 @@ pub struct DrapeOptions {
     pub grade: f64,
     /// Edge labels whose yarn ends are held to the body while sewing.
     /// `None` (the default) holds GarmentCode's waist labels that the
-    /// pattern has ([`DEFAULT_ATTACH_LABELS`]); `Some(vec![])` holds none;
+    /// pattern has ([`DEFAULT_ATTACH_LABELS`]), except on a garment with an
+    /// upper part more than `pipeline::UPPER_PART_REACH` above them (a
+    /// dress: [`crate::sewing::has_upper_part`]); `Some(vec![])` holds none;
     /// a label given explicitly must exist in the pattern.
     pub attach: Option<Vec<String>>,
     /// Sewing time (s, simulated, gravity off, drag on). Default 0.5.

@@ -5,6 +5,7 @@ use crate::error::GarmentError;
 use crate::layers::{LAYER_EXCLUSION_SPACINGS, LayerCrossing, layer_crossings};
 use crate::options::{Body, DEFAULT_ATTACH_LABELS, DrapeOptions, level_spacings};
 use crate::progress::{Phase, Progress};
+use crate::sewing::{has_upper_part, route_attachments, seam_routes};
 use crate::transfer::{carry_state, positions};
 use nalgebra::Vector3;
 use rayon::prelude::*;
@@ -28,6 +29,12 @@ pub const LAYER_THICKNESS: f64 = 0.6;
 /// Mass-proportional drag during sewing (1/s): a numerical aid that keeps
 /// the sewing quasi-static (`weft_solver::Assembler::drag`).
 pub const SEWING_DRAG: f64 = 20.0;
+
+/// A garment with a panel placed more than this (m) above its highest
+/// waist-labelled yarn end hangs from its upper part (a dress's bodice):
+/// its waist labels are not attached by default
+/// ([`crate::sewing::has_upper_part`]).
+pub const UPPER_PART_REACH: f64 = 0.15;
 
 /// Gravitational acceleration (m/s², Y up).
 pub const GRAVITY: f64 = 9.81;
@@ -172,6 +179,10 @@ pub struct DrapeSummary {
     pub attached_nodes: usize,
     /// The labels whose edges were held.
     pub attached_labels: Vec<String>,
+    /// Seam ties whose straight path crossed the body where the garment
+    /// was placed, sewn through a meeting point outside it
+    /// ([`crate::sewing::seam_routes`]).
+    pub routed_seam_ties: usize,
     /// Frames of yarn curves written under `frames/`.
     pub frames: usize,
     /// Body used.
@@ -755,6 +766,7 @@ impl<'a> Run<'a> {
         let mut gap_sewn = 0.0;
         let mut attached_labels = Vec::new();
         let mut attached_nodes = 0;
+        let mut routed_ties = 0;
         let mut sewn_top = 0.0;
         let mut sewn_centroid = 0.0;
         let mut placed_panels = Vec::new();
@@ -857,6 +869,15 @@ impl<'a> Run<'a> {
                 // Attachments: labelled edges held to the nearest body point.
                 let labels: Vec<String> = match &opts.attach {
                     Some(l) => l.clone(),
+                    None if has_upper_part(
+                        &garment,
+                        &ls.sim.q,
+                        &DEFAULT_ATTACH_LABELS,
+                        UPPER_PART_REACH,
+                    ) =>
+                    {
+                        Vec::new()
+                    }
                     None => DEFAULT_ATTACH_LABELS
                         .iter()
                         .filter(|l| !garment.labelled_nodes(l).is_empty())
@@ -892,6 +913,9 @@ impl<'a> Run<'a> {
                     }
                 }
                 attached_nodes = attachments.len();
+                let routes = seam_routes(&garment, &x0, &collider, radius + margin);
+                routed_ties = routes.len();
+                attachments.extend(route_attachments(&garment, &routes));
                 attached_labels = labels;
                 ls.sim.assembler.attachments = attachments;
                 ls.sim.assembler.attachment_stiffness = ls.sim.assembler.tie_stiffness;
@@ -1094,6 +1118,7 @@ impl<'a> Run<'a> {
             grade: opts.grade,
             attached_nodes,
             attached_labels,
+            routed_seam_ties: routed_ties,
             frames: self.frames,
             body: body_name,
             is_static: last.is_static,

@@ -371,3 +371,92 @@ fn layer_self_collision_finds_close_layers_and_skips_seams() {
         .count();
     assert!(n_without > close.len(), "{n_without} vs {}", close.len());
 }
+
+/// Two 20 x 20 cm panels 0.2 m in front of and behind a sphere of radius
+/// 0.1 m whose top is 0.15 m above their top edges, sewn along those edges
+/// (a shoulder seam placed below the shoulder): the ties whose straight
+/// path runs more than `MIN_DEPTH` inside the sphere get a meeting point
+/// over the sphere's top, right above them and outside it by the
+/// clearance; the ties near the corners, whose path misses the sphere or
+/// only grazes it, get none. The pattern's waist label would be
+/// attached, except that a panel reaches more than
+/// `UPPER_PART_REACH` above it.
+#[test]
+fn a_seam_across_the_body_is_routed_over_it() {
+    use weft_garment::sewing::{MIN_DEPTH, has_upper_part, route_attachments, seam_routes};
+    use weft_solver::collide::{Collider, Sphere};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shoulder.json");
+    // The back panel's loop runs the other way (its front faces -z, as
+    // GarmentCode's back panels do), so the two top edges run opposite ways
+    // and a stitch joins the points above each other.
+    let front = r#"{"translation": [-10, 80, 20], "rotation": [0, 0, 0],
+        "vertices": [[0, 0], [20, 0], [20, 20], [0, 20]],
+        "edges": [{"endpoints": [0, 1], "label": "lower_interface"}, {"endpoints": [1, 2]}, {"endpoints": [2, 3]}, {"endpoints": [3, 0]}]}"#;
+    let back = r#"{"translation": [-10, 80, -20], "rotation": [0, 0, 0],
+        "vertices": [[0, 0], [0, 20], [20, 20], [20, 0]],
+        "edges": [{"endpoints": [0, 1]}, {"endpoints": [1, 2]}, {"endpoints": [2, 3]}, {"endpoints": [3, 0]}]}"#;
+    std::fs::write(
+        &path,
+        format!(
+            r#"{{"pattern": {{"panels": {{"front": {front}, "back": {back}}},
+            "stitches": [[{{"panel": "front", "edge": 2}}, {{"panel": "back", "edge": 1}}]]}},
+            "properties": {{"units_in_meter": 100}}}}"#
+        ),
+    )
+    .unwrap();
+    let pattern = Pattern::from_file(&path).unwrap();
+    let garment = weave_garment(&pattern, &WeaveOptions::new(0.02)).unwrap();
+    let x0 = garment.fabric.initial.x.clone();
+    let top = x0.iter().map(|x| x.y).fold(f64::MIN, f64::max);
+    assert!((top - 1.0).abs() < 1e-9, "top edge at {top} m");
+    let (center, radius) = (Vector3::new(0.0, 1.05, 0.0), 0.1);
+    let body = Collider::new(Sphere::new(center, radius).unwrap(), 1.0, 0.0).unwrap();
+    let clearance = 2e-3;
+    let routes = seam_routes(&garment, &x0, &body, clearance);
+    // A tie at x runs √(x² + 0.05²) from the centre: MIN_DEPTH (10 mm)
+    // deep for |x| < 74.8 mm.
+    let depth = |x: f64| radius - (x * x + 0.05f64.powi(2)).sqrt();
+    let mut crossing = 0;
+    for (i, t) in garment.seams.iter().enumerate() {
+        let a = x0[t.node];
+        let b = x0[t.other[0]] * (1.0 - t.t) + x0[t.other[1]] * t.t;
+        assert!(
+            (a.x - b.x).abs() < 1e-9,
+            "tie {a} -> {b} is not straight across"
+        );
+        let route = routes.iter().find(|r| r.tie == i);
+        if depth(a.x) > MIN_DEPTH + 2e-3 {
+            crossing += 1;
+            let p = route
+                .expect("a tie through the sphere is routed")
+                .meeting_point;
+            let d = (p - center).norm() - radius;
+            assert!(
+                d >= clearance && d < clearance + 3e-3,
+                "meeting point {p} is {d} m from the sphere"
+            );
+            assert!(p.y > center.y, "meeting point {p} is not over the top");
+            assert!(
+                (p.x - a.x).abs() < 0.011,
+                "meeting point {p} for a tie at x = {}",
+                a.x
+            );
+        } else if depth(a.x) < MIN_DEPTH - 2e-3 {
+            assert!(route.is_none(), "tie at x = {} is routed", a.x);
+        }
+    }
+    // 2 cm spacing: the yarn ends at x = 0, ±2, ±4, ±6 cm on both sides.
+    assert_eq!(crossing, 14, "{crossing} ties cross the sphere");
+    assert_eq!(routes.len(), crossing);
+    let held = route_attachments(&garment, &routes);
+    assert_eq!(held.len(), routes.len());
+    // Both panels are at the label's height or below: no upper part; with
+    // the label moved to the bottom edge, the panels reach 0.2 m above it.
+    let q: Vec<f64> = (0..garment.fabric.node_count())
+        .flat_map(|i| garment.fabric.initial.node_q(i))
+        .collect();
+    assert!(has_upper_part(&garment, &q, &["lower_interface"], 0.15));
+    assert!(!has_upper_part(&garment, &q, &["lower_interface"], 0.25));
+    assert!(!has_upper_part(&garment, &q, &["no_such_label"], 0.0));
+}
