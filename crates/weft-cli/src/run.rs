@@ -23,8 +23,24 @@ pub struct RunArgs {
     /// Scene file (JSON, DESIGN §8).
     pub scene: PathBuf,
     /// Output directory (created if missing; existing outputs are replaced).
-    #[arg(long, short)]
-    pub out: PathBuf,
+    #[arg(
+        long,
+        short,
+        required_unless_present = "resume",
+        conflicts_with = "resume"
+    )]
+    pub out: Option<PathBuf>,
+    /// Write a checkpoint (`DIR/checkpoint.json`, the one before kept as
+    /// `checkpoint.prev.json`) at the first output frame after every this
+    /// many seconds of wall time (0: at every frame). Off by default.
+    #[arg(long, value_name = "SECONDS")]
+    pub checkpoint_every: Option<f64>,
+    /// Resume the run whose output directory is DIR from its checkpoint:
+    /// the same scene file (its digest is checked), outputs continue in DIR
+    /// after the checkpoint's frame. With the direct solver the result
+    /// equals an uninterrupted run's bit for bit.
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
     /// No progress bar and no engine line (the one-line summary at the end,
     /// and errors, are still printed).
     #[arg(long, short)]
@@ -85,6 +101,16 @@ fn row(sim: &mut Simulation, h: f64, newton: usize, cg: usize) -> EnergyRow {
     }
 }
 
+/// Checkpoints of a run: how often, and whether to resume from the one
+/// in the output directory.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Checkpoints {
+    /// Wall time between checkpoints (s); `None`: none written.
+    pub every_s: Option<f64>,
+    /// Resume from `out/checkpoint.json`.
+    pub resume: bool,
+}
+
 /// Runs `scene` and writes its outputs into `out`.
 ///
 /// # Errors
@@ -98,8 +124,33 @@ pub fn run_scene(
     quiet: bool,
     one_iteration: bool,
     backend: BackendChoice,
+    checkpoints: Checkpoints,
 ) -> Result<RunSummary> {
     let start = Instant::now();
+    if let Some(e) = checkpoints.every_s
+        && !(e >= 0.0 && e.is_finite())
+    {
+        bail!("--checkpoint-every: expected a finite number of seconds >= 0, got {e}");
+    }
+    let scene_path = scene;
+    let digest = weft_io::checkpoint::scene_digest(scene_path)?;
+    let resumed = if checkpoints.resume {
+        let cp = weft_io::checkpoint::read_checkpoint(out)?;
+        if cp.scene_digest != digest {
+            bail!(
+                "{}: cannot resume from {}: it is a checkpoint of {} (digest {}), and {} has digest {} (another scene, or edited since)",
+                scene_path.display(),
+                out.join(weft_io::checkpoint::CHECKPOINT_FILE).display(),
+                cp.scene,
+                cp.scene_digest,
+                scene_path.display(),
+                digest
+            );
+        }
+        Some(cp)
+    } else {
+        None
+    };
     let scene = Scene::from_path(scene)?;
     let built = scene.build()?;
     let (duration, interval) = (built.duration, built.output.interval);
@@ -109,7 +160,15 @@ pub fn run_scene(
     let owners: Vec<(usize, std::ops::Range<usize>)> = (0..scene.objects.len())
         .filter_map(|s| built.node_range(s).map(|r| (s, r)))
         .collect();
-    let sim = built.simulation(one_iteration)?;
+    let mut sim = built.simulation(one_iteration)?;
+    if let Some(cp) = &resumed {
+        sim.restore(&cp.sim).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: cannot resume from it: {e}",
+                out.join(weft_io::checkpoint::CHECKPOINT_FILE).display()
+            )
+        })?;
+    }
     let selected = select(backend, &sim, "weft run")?;
     let engine_name = selected.name();
     if !quiet || matches!(selected, crate::backend::Selected::Cpu { reason: Some(_) }) {
@@ -118,8 +177,12 @@ pub fn run_scene(
     let mut engine = Engine::new(&selected, sim)?;
     std::fs::create_dir_all(out.join("frames"))
         .with_context(|| format!("cannot create {}", out.display()))?;
-    remove_stale_frames(out)?;
-    let mut csv = EnergyCsv::create(out.join("energy.csv"))?;
+    let first_frame = resumed.as_ref().map_or(0, |cp| cp.frame);
+    remove_stale_frames(out, resumed.as_ref().map(|cp| cp.frame))?;
+    let mut csv = match &resumed {
+        Some(cp) => EnergyCsv::resume(out.join("energy.csv"), cp.frame + 1)?,
+        None => EnergyCsv::create(out.join("energy.csv"))?,
+    };
     let frames = (duration / interval - 1e-9).ceil().max(1.0) as usize;
     let bar = if quiet {
         ProgressBar::hidden()
@@ -132,29 +195,35 @@ pub fn run_scene(
         )
         .expect("valid template"),
     );
-    let h0 = engine.sim().h;
-    let first = row(engine.sim_mut(), h0, 0, 0);
-    csv.append(&first)?;
-    if write_obj {
-        weft_io::write_obj_frame(
-            weft_io::frame_path(out, 0, "obj"),
-            &engine.sim().assembler.fabric,
-            &engine.sim().state(),
-        )?;
+    if resumed.is_none() {
+        let h0 = engine.sim().h;
+        let first = row(engine.sim_mut(), h0, 0, 0);
+        csv.append(&first)?;
+        if write_obj {
+            weft_io::write_obj_frame(
+                weft_io::frame_path(out, 0, "obj"),
+                &engine.sim().assembler.fabric,
+                &engine.sim().state(),
+            )?;
+        }
     }
+    bar.set_position(first_frame as u64);
     let mut summary = RunSummary {
         scene: scene.file_name(),
         completed: false,
         t: 0.0,
-        steps: 0,
+        steps: resumed.as_ref().map_or(0, |cp| cp.steps),
         rejected: 0,
         rejections: Default::default(),
-        newton_iterations: 0,
-        cg_iterations: 0,
-        frames: 1,
+        newton_iterations: resumed.as_ref().map_or(0, |cp| cp.newton_iterations),
+        cg_iterations: resumed.as_ref().map_or(0, |cp| cp.cg_iterations),
+        frames: first_frame + 1,
         wall_s: 0.0,
         backend: engine_name,
     };
+    // Wall time of the run's earlier parts (before the resume).
+    let earlier_s = resumed.as_ref().map_or(0.0, |cp| cp.wall_s);
+    let mut last_checkpoint = Instant::now();
     // Writes the state reached (final_state.json) and the summary with the
     // simulation's counters (run_summary.json), at the end or on a failure.
     let write_end = |summary: &mut RunSummary, sim: &Simulation| -> Result<()> {
@@ -170,7 +239,7 @@ pub fn run_scene(
             .map(|(k, v)| ((*k).to_owned(), *v))
             .collect();
         summary.rejected = sim.rejections.values().sum();
-        summary.wall_s = start.elapsed().as_secs_f64();
+        summary.wall_s = earlier_s + start.elapsed().as_secs_f64();
         weft_io::atomic_write(&out.join("run_summary.json"), |w| {
             serde_json::to_writer_pretty(&mut *w, &*summary).map_err(std::io::Error::other)
         })?;
@@ -178,12 +247,15 @@ pub fn run_scene(
     };
     // Wall time in assemblies and in linear solves, over all steps.
     let (mut assemblies, mut assembly_s, mut solve_s) = (0usize, 0.0f64, 0.0f64);
-    for k in 1..=frames {
+    for k in first_frame + 1..=frames {
         let t_k = if k == frames {
             duration
         } else {
             k as f64 * interval
         };
+        // Every frame starts with a fresh preconditioner, as a run resumed
+        // from a checkpoint at a frame does: the two stay bit-identical.
+        engine.sim_mut().forget_reused_preconditioner();
         let (mut newton, mut cg, mut last_h) = (0usize, 0usize, engine.sim().h);
         let mut steps = summary.steps;
         let result = engine.advance_to(t_k, |s, st| {
@@ -245,6 +317,28 @@ pub fn run_scene(
         }
         summary.frames += 1;
         bar.inc(1);
+        if let Some(every) = checkpoints.every_s
+            && k < frames
+            && last_checkpoint.elapsed().as_secs_f64() >= every
+        {
+            csv.sync()?;
+            let sim = engine.sim();
+            weft_io::checkpoint::write_checkpoint(
+                out,
+                &weft_io::checkpoint::RunCheckpoint {
+                    version: weft_io::checkpoint::CHECKPOINT_VERSION,
+                    scene: scene_path.display().to_string(),
+                    scene_digest: digest.clone(),
+                    frame: k,
+                    steps: summary.steps,
+                    newton_iterations: summary.newton_iterations,
+                    cg_iterations: summary.cg_iterations,
+                    wall_s: earlier_s + start.elapsed().as_secs_f64(),
+                    sim: sim.checkpoint(),
+                },
+            )?;
+            last_checkpoint = Instant::now();
+        }
     }
     bar.finish_and_clear();
     csv.sync()?;
@@ -289,9 +383,10 @@ fn reasons(summary: &RunSummary) -> String {
 }
 
 /// Removes the frame files (`frames/frame_NNNNNN.*`) of an earlier run in
-/// `out`, so that the folder holds this run's frames only; other files are
+/// `out`, so that the folder holds this run's frames only (with `keep =
+/// Some(k)`, a resumed run's, frames `0..=k` are kept); other files are
 /// left alone.
-fn remove_stale_frames(out: &Path) -> Result<()> {
+fn remove_stale_frames(out: &Path, keep: Option<usize>) -> Result<()> {
     let dir = out.join("frames");
     for entry in
         std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?
@@ -301,7 +396,9 @@ fn remove_stale_frames(out: &Path) -> Result<()> {
             .file_stem()
             .and_then(|s| s.to_str())
             .and_then(|s| s.strip_prefix("frame_"))
-            .is_some_and(|n| n.len() == 6 && n.bytes().all(|b| b.is_ascii_digit()));
+            .filter(|n| n.len() == 6 && n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|n| n.parse::<usize>().ok())
+            .is_some_and(|i| keep.is_none_or(|k| i > k));
         if ours && path.is_file() {
             std::fs::remove_file(&path)
                 .with_context(|| format!("cannot remove the old frame {}", path.display()))?;
@@ -312,12 +409,21 @@ fn remove_stale_frames(out: &Path) -> Result<()> {
 
 /// `weft run`.
 pub fn run(args: &RunArgs) -> Result<()> {
+    let out = args
+        .resume
+        .as_ref()
+        .or(args.out.as_ref())
+        .expect("clap requires --out or --resume");
     run_scene(
         &args.scene,
-        &args.out,
+        out,
         args.quiet,
         args.one_iteration,
         args.backend,
+        Checkpoints {
+            every_s: args.checkpoint_every,
+            resume: args.resume.is_some(),
+        },
     )
     .map(|_| ())
 }

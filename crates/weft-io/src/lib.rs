@@ -47,6 +47,7 @@
 //! ```
 
 mod build;
+pub mod checkpoint;
 pub mod curves;
 mod de;
 mod error;

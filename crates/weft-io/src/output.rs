@@ -181,6 +181,46 @@ impl EnergyCsv {
         })
     }
 
+    /// Reopens `path`, written by an earlier run, for appending after its
+    /// first `rows` rows: the header and those rows are kept (rewritten
+    /// atomically), later rows (frames after a checkpoint) are dropped.
+    ///
+    /// # Errors
+    /// [`OutputError::Io`] naming `path`; [`OutputError::Parse`] when it
+    /// does not start with the header or has fewer than `rows` rows.
+    pub fn resume(path: impl AsRef<Path>, rows: usize) -> Result<Self, OutputError> {
+        let path = path.as_ref().to_path_buf();
+        let text = std::fs::read_to_string(&path).map_err(io_err(&path))?;
+        let mut lines = text.lines();
+        if lines.next() != Some(ENERGY_HEADER) {
+            return Err(OutputError::Parse {
+                path,
+                line: 1,
+                message: format!("expected the header {ENERGY_HEADER:?}"),
+            });
+        }
+        let kept: Vec<&str> = lines.take(rows).collect();
+        if kept.len() < rows {
+            return Err(OutputError::Parse {
+                path,
+                line: kept.len() + 2,
+                message: format!("expected {rows} rows to resume after, found {}", kept.len()),
+            });
+        }
+        atomic_write(&path, |w| {
+            writeln!(w, "{ENERGY_HEADER}")?;
+            for l in &kept {
+                writeln!(w, "{l}")?;
+            }
+            Ok(())
+        })?;
+        let file = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        Ok(Self { path, file, rows })
+    }
+
     /// Appends one row and flushes it to the operating system.
     ///
     /// # Errors

@@ -278,6 +278,12 @@ impl SparseCholesky {
         Ok(())
     }
 
+    /// Drops the numeric factor (the symbolic analysis is kept): the next
+    /// solve factors the matrix it is given.
+    pub fn forget_factor(&mut self) {
+        self.factored = false;
+    }
+
     /// Whether a numeric factor is available.
     pub fn is_factored(&self) -> bool {
         self.factored

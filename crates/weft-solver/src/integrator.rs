@@ -385,6 +385,46 @@ impl Handle {
     }
 }
 
+/// Everything of a [`Simulation`] that changes as it runs, for checkpoints
+/// ([`Simulation::checkpoint`], [`Simulation::restore`]): a simulation
+/// built from the same scene and restored from it takes the same steps,
+/// bit for bit, as the one it was taken from (with the direct solver or a
+/// preconditioner rebuilt per matrix; a multigrid hierarchy reused across
+/// steps, [`Settings::multigrid_reuse`], is rebuilt at the restore, which
+/// changes the iterates within the PCG tolerance). Flat vectors are
+/// `5 n` long (x, y, z, u, v per node).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimCheckpoint {
+    /// Simulated time (s).
+    pub t: f64,
+    /// Natural step size (s).
+    pub h: f64,
+    /// Generalised coordinates (m).
+    pub q: Vec<f64>,
+    /// Generalised velocities (m/s).
+    pub v: Vec<f64>,
+    /// Friction anchors (m, arc length).
+    pub anchors: Vec<f64>,
+    /// Energy dissipated so far (J).
+    pub dissipated: f64,
+    /// Rejections so far, by [`Rejection::key`].
+    pub rejections: std::collections::BTreeMap<String, usize>,
+    /// Accepted steps since the step size last changed (the growth
+    /// counter of the adaptive step control).
+    pub accepted_in_row: usize,
+}
+
+/// Every [`Rejection::key`].
+const REJECTION_KEYS: [&str; 6] = [
+    "newton",
+    "non_finite",
+    "line_search",
+    "pcg",
+    "arc_length_order",
+    "strain_jump",
+];
+
 /// A running simulation: the assembler plus the state as flat vectors
 /// (`5 n` each: x, y, z, u, v per node).
 pub struct Simulation {
@@ -528,6 +568,92 @@ impl Simulation {
     /// copy back here when it syncs the state).
     pub fn strain_reference_mut(&mut self) -> &mut [f64] {
         &mut self.strain_ref
+    }
+
+    /// The state that changes as the simulation runs ([`SimCheckpoint`]).
+    pub fn checkpoint(&self) -> SimCheckpoint {
+        SimCheckpoint {
+            t: self.t,
+            h: self.h,
+            q: self.q.clone(),
+            v: self.v.clone(),
+            anchors: self.anchors.clone(),
+            dissipated: self.dissipated,
+            rejections: self
+                .rejections
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), *v))
+                .collect(),
+            accepted_in_row: self.accepted_in_row,
+        }
+    }
+
+    /// Continues from `c`, taken from a simulation of the same scene: sets
+    /// the state, the step control and the counters, and recomputes the
+    /// strain reference from `q` (it is the strains of the last accepted
+    /// state).
+    ///
+    /// # Errors
+    /// A message naming the field when a vector's length does not match
+    /// this simulation (`5 n` for `q` and `v`, one anchor per fabric
+    /// anchor), a value is not finite, the step size is not positive, or a
+    /// rejection key is unknown; the simulation is then unchanged.
+    pub fn restore(&mut self, c: &SimCheckpoint) -> Result<(), String> {
+        let n = self.q.len();
+        for (name, len, want) in [
+            ("q", c.q.len(), n),
+            ("v", c.v.len(), n),
+            ("anchors", c.anchors.len(), self.anchors.len()),
+        ] {
+            if len != want {
+                return Err(format!(
+                    "{name} has {len} entries, the simulation {want} (a checkpoint of another scene?)"
+                ));
+            }
+        }
+        let finite = [c.t, c.h, c.dissipated]
+            .iter()
+            .chain(&c.q)
+            .chain(&c.v)
+            .chain(&c.anchors)
+            .all(|x| x.is_finite());
+        if !finite {
+            return Err("a value is not finite".into());
+        }
+        if c.h <= 0.0 {
+            return Err(format!("step size h = {} s is not positive", c.h));
+        }
+        let mut rejections = std::collections::BTreeMap::new();
+        for (k, v) in &c.rejections {
+            let key = REJECTION_KEYS.iter().find(|r| *r == k).ok_or_else(|| {
+                format!("unknown rejection {k:?}; expected one of {REJECTION_KEYS:?}")
+            })?;
+            rejections.insert(*key, *v);
+        }
+        self.t = c.t;
+        self.h = c.h;
+        self.q.clone_from(&c.q);
+        self.v.clone_from(&c.v);
+        self.anchors.clone_from(&c.anchors);
+        self.dissipated = c.dissipated;
+        self.rejections = rejections;
+        self.accepted_in_row = c.accepted_in_row;
+        self.strain_ref = stretch_strains(&self.assembler.fabric, &self.q);
+        Ok(())
+    }
+
+    /// Makes the next Newton solve refresh the preconditioner the CPU
+    /// backend reuses across steps (the sparse Cholesky factor, and a
+    /// multigrid hierarchy's values, [`LinearSolver`]) from its own matrix,
+    /// as a new simulation does. `weft run` calls it at every output frame,
+    /// so a run resumed from a checkpoint taken there continues bit for
+    /// bit as the run would have (with the Cholesky or block-Jacobi
+    /// preconditioner; a multigrid hierarchy is rebuilt at a resume).
+    pub fn forget_reused_preconditioner(&mut self) {
+        if let Some(c) = &mut self.cpu.cholesky {
+            c.forget_factor();
+        }
+        self.cpu.multigrid_rate = None;
     }
 
     /// The DOF mask of the Newton systems (`5 n`): `1.0` for a free DOF,

@@ -21,6 +21,7 @@ mod trisolve;
 
 pub use assembly::{Assembler, Energies, Tie};
 pub use integrator::{
-    CpuBackend, Handle, LinearSolver, Rejection, Settings, Simulation, SolverError, StepStats,
+    CpuBackend, Handle, LinearSolver, Rejection, Settings, SimCheckpoint, Simulation, SolverError,
+    StepStats,
 };
 pub use step::{StepBackend, StepHost};

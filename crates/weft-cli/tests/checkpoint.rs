@@ -1,0 +1,184 @@
+//! Checkpoints and resume of `weft run` (issue 21, item 3): a run killed
+//! with SIGKILL after a checkpoint and resumed ends bit for bit where an
+//! uninterrupted run ends (final state, every energy row, every frame);
+//! a corrupt checkpoint, a checkpoint of another scene and a resume
+//! without a checkpoint are refused with the file named, and the previous
+//! checkpoint is kept.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+const SCENE: &str = "data/scenes/drape_sphere_small.json";
+
+fn weft(args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_weft"))
+        .current_dir(repo())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The frame of `dir/checkpoint.json`, if one is there and complete.
+fn checkpoint_frame(dir: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(dir.join("checkpoint.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v["frame"].as_u64()
+}
+
+#[test]
+fn a_killed_run_resumes_bit_for_bit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (whole, cut) = (tmp.path().join("whole"), tmp.path().join("cut"));
+    ok(
+        &weft(&[
+            "run".as_ref(),
+            SCENE.as_ref(),
+            "-q".as_ref(),
+            "--out".as_ref(),
+            whole.as_os_str(),
+        ]),
+        "uninterrupted run",
+    );
+    // The same run with a checkpoint at every frame, killed (SIGKILL) as
+    // soon as the checkpoint of frame 3 of 8 is there.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .current_dir(repo())
+        .args(["run", SCENE, "-q", "--checkpoint-every", "0", "--out"])
+        .arg(&cut)
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        if checkpoint_frame(&cut).is_some_and(|f| f >= 3) {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before its checkpoint of frame 3 was seen"
+        );
+        assert!(start.elapsed() < Duration::from_secs(120), "no checkpoint");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let frame = checkpoint_frame(&cut).unwrap();
+    assert!(frame < 8, "killed after the last frame ({frame})");
+    assert!(
+        !cut.join("final_state.json").exists(),
+        "the run had finished"
+    );
+    assert!(cut.join("checkpoint.prev.json").is_file());
+    ok(
+        &weft(&[
+            "run".as_ref(),
+            SCENE.as_ref(),
+            "-q".as_ref(),
+            "--resume".as_ref(),
+            cut.as_os_str(),
+        ]),
+        "resumed run",
+    );
+    for f in ["final_state.json", "energy.csv"] {
+        assert!(
+            read(&whole.join(f)) == read(&cut.join(f)),
+            "{f} differs between the uninterrupted and the resumed run"
+        );
+    }
+    for k in 0..=8 {
+        let f = format!("frames/frame_{k:06}.obj");
+        assert!(read(&whole.join(&f)) == read(&cut.join(&f)), "{f} differs");
+    }
+    let summary = |d: &Path| -> serde_json::Value {
+        serde_json::from_slice(&read(&d.join("run_summary.json"))).unwrap()
+    };
+    let (a, b) = (summary(&whole), summary(&cut));
+    for k in [
+        "steps",
+        "rejected",
+        "newton_iterations",
+        "cg_iterations",
+        "frames",
+    ] {
+        assert_eq!(a[k], b[k], "{k}");
+    }
+    assert_eq!(b["completed"], true);
+
+    // A truncated checkpoint: a clear error naming it and the one kept.
+    let cp = cut.join("checkpoint.json");
+    let text = read(&cp);
+    std::fs::write(&cp, &text[..text.len() / 2]).unwrap();
+    let out = weft(&[
+        "run".as_ref(),
+        SCENE.as_ref(),
+        "-q".as_ref(),
+        "--resume".as_ref(),
+        cut.as_os_str(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("checkpoint.json") && err.contains("truncated or corrupt"),
+        "{err}"
+    );
+    assert!(err.contains("checkpoint.prev.json"), "{err}");
+    assert!(cut.join("checkpoint.prev.json").is_file());
+
+    // The previous checkpoint resumes too, to the same end.
+    std::fs::rename(cut.join("checkpoint.prev.json"), &cp).unwrap();
+    ok(
+        &weft(&[
+            "run".as_ref(),
+            SCENE.as_ref(),
+            "-q".as_ref(),
+            "--resume".as_ref(),
+            cut.as_os_str(),
+        ]),
+        "resumed from the previous checkpoint",
+    );
+    assert!(read(&whole.join("final_state.json")) == read(&cut.join("final_state.json")));
+
+    // A checkpoint of another scene is refused, naming both.
+    let other = "data/scenes/free_fall_patch.json";
+    let out = weft(&[
+        "run".as_ref(),
+        other.as_ref(),
+        "-q".as_ref(),
+        "--resume".as_ref(),
+        cut.as_os_str(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("drape_sphere_small.json") && err.contains("free_fall_patch.json"),
+        "{err}"
+    );
+
+    // No checkpoint at all.
+    let out = weft(&[
+        "run".as_ref(),
+        SCENE.as_ref(),
+        "-q".as_ref(),
+        "--resume".as_ref(),
+        whole.as_os_str(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("checkpoint.json"), "{err}");
+}
