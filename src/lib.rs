@@ -15,6 +15,9 @@
 //!   (pattern → woven panels → sewn → draped level by level down to yarn
 //!   spacing), with [`drape`], [`DrapeOptions`] and the fabric presets.
 //!
+//! - [`run`]: running a scene file (DESIGN §8) with its outputs,
+//!   checkpoints and resume ([`run::run_scene`], [`run::RunOptions`]).
+//!
 //! See `README.md` for the references and the architecture.
 
 pub use weft_core as core;
@@ -22,4 +25,7 @@ pub use weft_potentials as potentials;
 pub use weft_solver as solver;
 
 pub use weft_garment as garment;
+pub use weft_io as io;
+
+pub mod run;
 pub use weft_garment::{DrapeOptions, drape, drape_to_dir};

@@ -35,14 +35,6 @@ pub enum Selected {
 }
 
 impl Selected {
-    /// `"cpu"` or `"cuda"` (recorded in outputs).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Selected::Cpu { .. } => "cpu",
-            Selected::Cuda(_) => "cuda",
-        }
-    }
-
     /// One line for the terminal: the backend used and, for the CPU under
     /// `auto`, why.
     pub fn describe(&self) -> String {

@@ -190,7 +190,10 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, &text[..text.len() - 10]).unwrap();
         let e = read_checkpoint(dir.path()).unwrap_err().to_string();
-        assert!(e.contains("checkpoint.json") && e.contains("truncated"), "{e}");
+        assert!(
+            e.contains("checkpoint.json") && e.contains("truncated"),
+            "{e}"
+        );
         assert!(e.contains(PREVIOUS_CHECKPOINT_FILE), "{e}");
 
         let mut other = checkpoint(3);
