@@ -200,7 +200,7 @@ pub fn prepare(scene: &Path, out: &Path, opts: &RunOptions) -> Result<Prepared, 
     }
     let digest = weft_io::checkpoint::scene_digest(scene)?;
     let resumed = if opts.resume {
-        let cp = weft_io::checkpoint::read_checkpoint(out)?;
+        let cp: RunCheckpoint = weft_io::checkpoint::read_checkpoint(out)?;
         if cp.scene_digest != digest {
             return Err(RunError::Invalid(format!(
                 "{}: cannot resume from {}: it is a checkpoint of {} (digest {}), and {} has digest {} (another scene, or edited since)",

@@ -1,9 +1,10 @@
-//! Checkpoints and resume of `weft run` (issue 21, item 3): a run killed
-//! with SIGKILL after a checkpoint and resumed ends bit for bit where an
-//! uninterrupted run ends (final state, every energy row, every frame);
-//! a corrupt checkpoint, a checkpoint of another scene and a resume
-//! without a checkpoint are refused with the file named, and the previous
-//! checkpoint is kept.
+//! Checkpoints and resume of `weft run` and `weft drape` (issue 21, item
+//! 3): a run killed with SIGKILL after a checkpoint and resumed ends bit
+//! for bit where an uninterrupted run ends (final state, every energy row,
+//! every frame), and so does a two-level drape killed while sewing or at
+//! its second level; a corrupt checkpoint, a checkpoint of another scene
+//! or other options and a resume without a checkpoint are refused with
+//! the file named, and the previous checkpoint is kept.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -181,4 +182,130 @@ fn a_killed_run_resumes_bit_for_bit() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("checkpoint.json"), "{err}");
+}
+
+/// Waits until `dir/checkpoint.json` satisfies `ready`, then kills the
+/// run (SIGKILL).
+fn kill_when(
+    mut child: std::process::Child,
+    dir: &Path,
+    ready: impl Fn(&serde_json::Value) -> bool,
+) {
+    let start = Instant::now();
+    loop {
+        let cp = std::fs::read_to_string(dir.join("checkpoint.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+        if cp.as_ref().is_some_and(&ready) {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the drape ended before the checkpoint looked for"
+        );
+        assert!(start.elapsed() < Duration::from_secs(300), "no checkpoint");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// A two-level drape of the shipped skirt (80 then 40 mm) killed while
+/// sewing, and another killed at the second level, both resumed: each
+/// ends bit for bit as the uninterrupted drape (final state and the
+/// levels' step counts). A resume with other options is refused.
+#[test]
+fn a_killed_drape_resumes_bit_for_bit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "drape",
+        "data/patterns/a_line_skirt.json",
+        "-q",
+        "--spacing",
+        "40",
+        "--coarse-spacing",
+        "60",
+        "--sew-duration",
+        "0.2",
+        "--min-duration",
+        "0.05",
+        "--duration",
+        "0.2",
+        "--formats",
+        "obj",
+    ];
+    let run = |extra: &[&std::ffi::OsStr]| {
+        let mut a: Vec<&std::ffi::OsStr> = args.iter().map(|s| s.as_ref()).collect();
+        a.extend_from_slice(extra);
+        weft(&a)
+    };
+    let whole = tmp.path().join("whole");
+    ok(
+        &run(&["--out".as_ref(), whole.as_os_str()]),
+        "uninterrupted drape",
+    );
+    let summary = |d: &Path| -> serde_json::Value {
+        serde_json::from_slice(&read(&d.join("summary.json"))).unwrap()
+    };
+    let a = summary(&whole);
+    type Ready = fn(&serde_json::Value) -> bool;
+    let cases: [(&str, Ready); 2] = [
+        ("sewing", |c| {
+            c["sewing"] == true && c["sim"]["t"].as_f64().unwrap() >= 0.1
+        }),
+        ("level 1", |c| c["level"] == 1),
+    ];
+    for (what, ready) in cases {
+        let dir = tmp.path().join(what.replace(' ', "_"));
+        let child = Command::new(env!("CARGO_BIN_EXE_weft"))
+            .current_dir(repo())
+            .args(args)
+            .args(["--checkpoint-every", "0", "--out"])
+            .arg(&dir)
+            .spawn()
+            .unwrap();
+        kill_when(child, &dir, ready);
+        assert!(
+            !dir.join("final_state.json").exists(),
+            "{what}: it had finished"
+        );
+        ok(&run(&["--resume".as_ref(), dir.as_os_str()]), what);
+        assert!(
+            read(&whole.join("final_state.json")) == read(&dir.join("final_state.json")),
+            "{what}: the resumed drape ends elsewhere"
+        );
+        let b = summary(&dir);
+        for (la, lb) in a["levels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(b["levels"].as_array().unwrap())
+        {
+            for k in [
+                "steps",
+                "newton_iterations",
+                "cg_iterations",
+                "is_static",
+                "residual",
+            ] {
+                assert_eq!(la[k], lb[k], "{what}: level {} {k}", la["level"]);
+            }
+        }
+        assert_eq!(
+            a["max_seam_gap_after_sewing_m"],
+            b["max_seam_gap_after_sewing_m"]
+        );
+    }
+    // Other options: refused, naming them.
+    let mut other: Vec<&std::ffi::OsStr> = args.iter().map(|s| s.as_ref()).collect();
+    other[12] = "0.3".as_ref(); // --duration
+    let dir = tmp.path().join("level_1");
+    other.extend_from_slice(&["--resume".as_ref(), dir.as_os_str()]);
+    let out = weft(&other);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("options") && err.contains("checkpoint.json"),
+        "{err}"
+    );
 }

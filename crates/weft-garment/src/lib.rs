@@ -71,6 +71,7 @@
 //! d.write_outputs(Path::new("out/skirt"), &opts.curve_formats().unwrap()).unwrap();
 //! ```
 
+pub mod checkpoint;
 pub mod error;
 pub mod fabric;
 pub mod layers;

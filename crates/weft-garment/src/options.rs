@@ -149,6 +149,18 @@ pub struct DrapeOptions {
     /// Simulated time between frames of yarn curves under `DIR/frames/`
     /// (s; 0: none). Default 0.
     pub frame_dt: f64,
+    /// Write a checkpoint (`out/checkpoint.json`, the one before kept as
+    /// `checkpoint.prev.json`) after the first relaxation check
+    /// (`relax.check_interval` of simulated time) after every this many
+    /// seconds of wall time (0: at every check). Needs an output folder
+    /// ([`crate::drape_to_dir`]). Default `None`: none.
+    pub checkpoint_every_s: Option<f64>,
+    /// Resume from `out/checkpoint.json`, written by a drape of the same
+    /// pattern file with the same options (both digests are checked): the
+    /// levels it finished are not run again, and the result equals the
+    /// uninterrupted drape's bit for bit. Needs an output folder. Default
+    /// false.
+    pub resume: bool,
 }
 
 /// GarmentCode edge labels held to the body while sewing by default: the
@@ -178,6 +190,8 @@ impl Default for DrapeOptions {
                 .map(String::from)
                 .to_vec(),
             frame_dt: 0.0,
+            checkpoint_every_s: None,
+            resume: false,
         }
     }
 }
@@ -219,6 +233,7 @@ impl DrapeOptions {
             ("self_collision_below_mm", self.self_collision_below_mm),
             ("sliding_below_mm", self.sliding_below_mm),
             ("frame_dt", self.frame_dt),
+            ("checkpoint_every_s", self.checkpoint_every_s.unwrap_or(0.0)),
         ];
         for (name, v) in non_negative {
             if !(v.is_finite() && v >= 0.0) {
@@ -238,6 +253,20 @@ impl DrapeOptions {
             );
         }
         self.curve_formats().map(|_| ())
+    }
+
+    /// A digest of the options that decide a drape's result (all but
+    /// [`DrapeOptions::checkpoint_every_s`] and [`DrapeOptions::resume`]):
+    /// a checkpoint is resumed only with the same.
+    pub fn digest(&self) -> String {
+        let mut o = self.clone();
+        o.checkpoint_every_s = None;
+        o.resume = false;
+        weft_io::checkpoint::digest(
+            serde_json::to_string(&o)
+                .expect("options serialise")
+                .as_bytes(),
+        )
     }
 
     /// The curve formats of [`DrapeOptions::formats`].

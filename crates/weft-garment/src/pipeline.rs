@@ -1,6 +1,7 @@
 //! The multilevel drape: weave → place → sew → drape at the coarsest level,
 //! then refine → relax level by level, then the outputs.
 
+use crate::checkpoint::{DRAPE_CHECKPOINT_VERSION, DrapeCheckpoint};
 use crate::error::GarmentError;
 use crate::layers::{LAYER_EXCLUSION_SPACINGS, LayerCrossing, layer_crossings};
 use crate::options::{Body, DEFAULT_ATTACH_LABELS, DrapeOptions, level_spacings};
@@ -9,7 +10,7 @@ use crate::sewing::{has_upper_part, route_attachments, seam_routes};
 use crate::transfer::{carry_state, positions};
 use nalgebra::Vector3;
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use weft_core::{Fabric, State};
@@ -55,7 +56,7 @@ pub const BODY_FRICTION: f64 = 0.5;
 pub const TIE_FRACTION: f64 = 0.05;
 
 /// What one level of the drape did.
-#[derive(Serialize, Debug, Clone, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct LevelReport {
     /// Level index (0 = coarsest).
     pub level: usize,
@@ -546,6 +547,24 @@ struct Run<'a> {
     start: Instant,
 }
 
+/// The hook [`Run::run_phase`] calls after a relaxation check: `(run, the
+/// level's simulation, the phase's start time, the frame clock at the
+/// phase's start)`.
+type OnCheck<'f, 'a> = dyn FnMut(&Run<'a>, &LevelSim, f64, f64) -> Result<(), GarmentError> + 'f;
+
+/// What the drape has measured so far (for checkpoints).
+struct Done<'x> {
+    levels: &'x [LevelReport],
+    gap_sewn: f64,
+    sewn_top: f64,
+    sewn_centroid: f64,
+    sewing_time: f64,
+    placed_panels: &'x [(f64, f64)],
+    attached_labels: &'x [String],
+    attached_nodes: usize,
+    routed_ties: usize,
+}
+
 /// The simulation of one level and its bookkeeping.
 struct LevelSim {
     sim: Simulation,
@@ -582,6 +601,63 @@ impl<'a> Run<'a> {
             last_frame: 0.0,
             start: Instant::now(),
         })
+    }
+
+    /// The checkpoint to resume from (with [`DrapeOptions::resume`]),
+    /// checked against the pattern's and the options' digests.
+    fn read_resume(
+        &self,
+        pattern_file: &Path,
+        pattern_digest: &str,
+        options_digest: &str,
+    ) -> Result<Option<DrapeCheckpoint>, GarmentError> {
+        if !self.opts.resume {
+            return Ok(None);
+        }
+        let out = self.out.as_ref().ok_or_else(|| GarmentError::Option {
+            option: "resume".into(),
+            expected: "an output folder holding checkpoint.json (drape_to_dir)".into(),
+            found: "none".into(),
+        })?;
+        let cp: DrapeCheckpoint = weft_io::checkpoint::read_checkpoint(out)?;
+        let file = out.join(weft_io::checkpoint::CHECKPOINT_FILE);
+        let mismatch = |what: &str, theirs: &str, ours: &str| GarmentError::Option {
+            option: "resume".into(),
+            expected: format!(
+                "a checkpoint of {} with the same {what} ({file} is of {}, {what} digest {theirs}; now {ours})",
+                pattern_file.display(),
+                cp.pattern,
+                file = file.display()
+            ),
+            found: "another".into(),
+        };
+        if cp.pattern_digest != pattern_digest {
+            return Err(mismatch("pattern file", &cp.pattern_digest, pattern_digest));
+        }
+        if cp.options_digest != options_digest {
+            return Err(mismatch("options", &cp.options_digest, options_digest));
+        }
+        Ok(Some(cp))
+    }
+
+    /// Sets a level's simulation to the checkpoint's state and the frame
+    /// clock to its phase's start.
+    fn restore(
+        &self,
+        ls: &mut LevelSim,
+        cp: &DrapeCheckpoint,
+        t_global: &mut f64,
+    ) -> Result<(), GarmentError> {
+        ls.sim.restore(&cp.sim).map_err(|e| GarmentError::Option {
+            option: "resume".into(),
+            expected: "a checkpoint that fits the level's simulation".into(),
+            found: e,
+        })?;
+        ls.steps = cp.steps;
+        ls.newton = cp.newton;
+        ls.cg = cp.cg;
+        *t_global = cp.phase_t_global;
+        Ok(())
     }
 
     fn load_body(&self) -> Result<(TriMesh, String), GarmentError> {
@@ -643,8 +719,12 @@ impl<'a> Run<'a> {
     }
 
     /// Runs `sim` under its current settings in chunks until `max_time`
-    /// (or, with `relax`, until static after `min_time`). Returns the
-    /// simulated time and whether it ended static.
+    /// (or, with `relax`, until static after `min_time`), from the phase's
+    /// start `phase_t0` (the current time unless resumed). Every chunk
+    /// starts with a fresh preconditioner, and `on_check(run, ls, t0,
+    /// t_global at the phase start)` is called after each chunk that does
+    /// not end the phase (checkpoints). Returns the simulated time and
+    /// whether it ended static.
     #[allow(clippy::too_many_arguments)]
     fn run_phase(
         &mut self,
@@ -656,10 +736,13 @@ impl<'a> Run<'a> {
         relax: bool,
         body: &TriMesh,
         t_global: &mut f64,
+        phase_t0: Option<f64>,
+        on_check: &mut OnCheck<'_, 'a>,
         progress: &mut dyn Progress,
     ) -> Result<(f64, bool), GarmentError> {
         let r = &self.opts.relax;
-        let t0 = ls.sim.t;
+        // A resumed phase keeps its start time.
+        let t0 = phase_t0.unwrap_or(ls.sim.t);
         let total_mass: f64 = ls.masses.iter().sum();
         let ke_tol = 0.5 * total_mass * r.speed_tolerance.powi(2);
         progress.phase_start(phase, max_time);
@@ -672,6 +755,8 @@ impl<'a> Run<'a> {
             };
             let t_end = (ls.sim.t + chunk).min(t0 + max_time);
             ls.prev_v.clone_from(&ls.sim.v);
+            // As a drape resumed here does: the two stay bit-identical.
+            ls.sim.forget_reused_preconditioner();
             let LevelSim {
                 sim,
                 masses,
@@ -732,6 +817,9 @@ impl<'a> Run<'a> {
                 converged = true;
                 break;
             }
+            if ls.sim.t - t0 < max_time - 1e-9 {
+                on_check(self, ls, t0, *t_global)?;
+            }
         }
         progress.phase_end();
         let dt = ls.sim.t - t0;
@@ -772,7 +860,34 @@ impl<'a> Run<'a> {
         let mut placed_panels = Vec::new();
         let mut last_crossings = Vec::new();
         let mut t_global = 0.0;
+        let mut sewing_time = 0.0;
+        let pattern_digest = weft_io::checkpoint::scene_digest(pattern_file)?;
+        let options_digest = opts.digest();
+        let mut resume = self.read_resume(pattern_file, &pattern_digest, &options_digest)?;
+        let mut earlier_wall = 0.0;
+        if let Some(cp) = &resume {
+            levels.clone_from(&cp.levels);
+            gap_sewn = cp.gap_sewn;
+            sewn_top = cp.sewn_top;
+            sewn_centroid = cp.sewn_centroid;
+            sewing_time = cp.sewing_time;
+            placed_panels.clone_from(&cp.placed_panels);
+            attached_labels.clone_from(&cp.attached_labels);
+            attached_nodes = cp.attached_nodes;
+            routed_ties = cp.routed_ties;
+            self.frames = cp.frames;
+            self.next_frame = cp.next_frame;
+            self.last_frame = cp.last_frame;
+            earlier_wall = cp.wall_s;
+        }
+        let mut last_checkpoint = Instant::now();
         for (level, &s) in spacings.iter().enumerate() {
+            if resume.as_ref().is_some_and(|cp| level < cp.level) {
+                continue;
+            }
+            // The checkpoint to resume from, if it was taken at this level.
+            let here = resume.take_if(|cp| cp.level == level);
+            let level_offset = here.as_ref().map_or(0.0, |cp| cp.level_wall_s);
             let level_start = Instant::now();
             let mm = s * 1e3;
             let sliding = mm <= opts.sliding_below_mm * (1.0 + 1e-9);
@@ -799,7 +914,12 @@ impl<'a> Run<'a> {
                     message: e.to_string(),
                 })?;
             let mut fabric = garment.fabric.clone();
-            if let Some((coarse, q, v)) = &prev {
+            // The level's starting state: carried from the coarser level
+            // (or, resuming, as the checkpoint recorded it).
+            let mut start_state: Option<(Vec<f64>, Vec<f64>)> = None;
+            if let Some(cp) = here.as_ref().filter(|_| level > 0) {
+                start_state = Some((cp.level_q0.clone(), cp.level_v0.clone()));
+            } else if let Some((coarse, q, v)) = &prev {
                 let (mut qn, vn) = carry_state(coarse, q, v, &garment);
                 // The fit is not an interpolation: lift any node it put
                 // into the body back out to the contact distance.
@@ -811,7 +931,10 @@ impl<'a> Run<'a> {
                         c[..3].copy_from_slice(y.as_slice());
                     }
                 });
-                let mut st = state_from(&fabric, &qn, &vn);
+                start_state = Some((qn, vn));
+            }
+            if let Some((qn, vn)) = &start_state {
+                let mut st = state_from(&fabric, qn, vn);
                 st.anchors = fabric
                     .elements
                     .anchors
@@ -862,7 +985,55 @@ impl<'a> Run<'a> {
                 newton: 0,
                 cg: 0,
             };
-            let mut sewing_time = 0.0;
+            let (q0, v0) = start_state.unwrap_or_default();
+            // Writes a checkpoint when one is due (after a relaxation check).
+            let mut on_check = |run: &Run<'a>,
+                                ls: &LevelSim,
+                                t0: f64,
+                                tg: f64,
+                                sewing: bool,
+                                done: &Done|
+             -> Result<(), GarmentError> {
+                let (Some(out), Some(every)) = (&run.out, run.opts.checkpoint_every_s) else {
+                    return Ok(());
+                };
+                if last_checkpoint.elapsed().as_secs_f64() < every {
+                    return Ok(());
+                }
+                let cp = DrapeCheckpoint {
+                    version: DRAPE_CHECKPOINT_VERSION,
+                    pattern: pattern_file.display().to_string(),
+                    pattern_digest: pattern_digest.clone(),
+                    options_digest: options_digest.clone(),
+                    level,
+                    sewing,
+                    phase_t0: t0,
+                    phase_t_global: tg,
+                    level_q0: q0.clone(),
+                    level_v0: v0.clone(),
+                    sim: ls.sim.checkpoint(),
+                    steps: ls.steps,
+                    newton: ls.newton,
+                    cg: ls.cg,
+                    level_wall_s: level_offset + level_start.elapsed().as_secs_f64(),
+                    wall_s: earlier_wall + run.start.elapsed().as_secs_f64(),
+                    levels: done.levels.to_vec(),
+                    gap_sewn: done.gap_sewn,
+                    sewn_top: done.sewn_top,
+                    sewn_centroid: done.sewn_centroid,
+                    sewing_time: done.sewing_time,
+                    placed_panels: done.placed_panels.to_vec(),
+                    attached_labels: done.attached_labels.to_vec(),
+                    attached_nodes: done.attached_nodes,
+                    routed_ties: done.routed_ties,
+                    frames: run.frames,
+                    next_frame: run.next_frame,
+                    last_frame: run.last_frame,
+                };
+                weft_io::checkpoint::write_checkpoint(out, &cp)?;
+                last_checkpoint = Instant::now();
+                Ok(())
+            };
             if level == 0 {
                 let x0 = positions(&ls.sim.q);
                 placed_panels = panel_heights(&garment, &x0);
@@ -919,7 +1090,9 @@ impl<'a> Run<'a> {
                 attached_labels = labels;
                 ls.sim.assembler.attachments = attachments;
                 ls.sim.assembler.attachment_stiffness = ls.sim.assembler.tie_stiffness;
-                self.frame(0.0, &ls.sim.assembler.fabric, &ls.sim.q, false)?;
+                if here.is_none() {
+                    self.frame(0.0, &ls.sim.assembler.fabric, &ls.sim.q, false)?;
+                }
                 // Sewing: no gravity, no friction against the body, drag.
                 ls.sim.assembler.gravity = Vector3::zeros();
                 ls.sim.assembler.drag = SEWING_DRAG;
@@ -929,22 +1102,41 @@ impl<'a> Run<'a> {
                     message: e.to_string(),
                 })?;
                 ls.sim.assembler.contact.colliders = vec![(frictionless, margin)];
-                let (dt, _) = self.run_phase(
-                    &mut ls,
-                    Phase::Sewing,
-                    level,
-                    s,
-                    opts.sew_duration,
-                    false,
-                    &body,
-                    &mut t_global,
-                    progress,
-                )?;
-                sewing_time = dt;
-                gap_sewn = max_gap(&ties, &ls.sim.q);
-                let xs0 = positions(&ls.sim.q);
-                sewn_top = xs0.iter().map(|x| x.y).fold(f64::NEG_INFINITY, f64::max);
-                sewn_centroid = xs0.iter().map(|x| x.y).sum::<f64>() / xs0.len().max(1) as f64;
+                let sewn = here.as_ref().is_some_and(|cp| !cp.sewing);
+                if let Some(cp) = &here {
+                    self.restore(&mut ls, cp, &mut t_global)?;
+                }
+                if !sewn {
+                    let done = Done {
+                        levels: &levels,
+                        gap_sewn,
+                        sewn_top,
+                        sewn_centroid,
+                        sewing_time,
+                        placed_panels: &placed_panels,
+                        attached_labels: &attached_labels,
+                        attached_nodes,
+                        routed_ties,
+                    };
+                    let (dt, _) = self.run_phase(
+                        &mut ls,
+                        Phase::Sewing,
+                        level,
+                        s,
+                        opts.sew_duration,
+                        false,
+                        &body,
+                        &mut t_global,
+                        here.as_ref().map(|cp| cp.phase_t0),
+                        &mut |run, ls, t0, tg| on_check(run, ls, t0, tg, true, &done),
+                        progress,
+                    )?;
+                    sewing_time = dt;
+                    gap_sewn = max_gap(&ties, &ls.sim.q);
+                    let xs0 = positions(&ls.sim.q);
+                    sewn_top = xs0.iter().map(|x| x.y).fold(f64::NEG_INFINITY, f64::max);
+                    sewn_centroid = xs0.iter().map(|x| x.y).sum::<f64>() / xs0.len().max(1) as f64;
+                }
                 ls.sim.assembler.attachments.clear();
                 ls.sim.assembler.attachment_stiffness = 0.0;
                 ls.sim.assembler.gravity = gravity;
@@ -957,6 +1149,27 @@ impl<'a> Run<'a> {
             } else {
                 0.5 * opts.relax.max_time
             };
+            // Resuming while draping: that phase's start time.
+            let drape_t0 = match &here {
+                Some(cp) if !cp.sewing => {
+                    if level > 0 {
+                        self.restore(&mut ls, cp, &mut t_global)?;
+                    }
+                    Some(cp.phase_t0)
+                }
+                _ => None,
+            };
+            let done = Done {
+                levels: &levels,
+                gap_sewn,
+                sewn_top,
+                sewn_centroid,
+                sewing_time,
+                placed_panels: &placed_panels,
+                attached_labels: &attached_labels,
+                attached_nodes,
+                routed_ties,
+            };
             let (draping_time, is_static) = self.run_phase(
                 &mut ls,
                 Phase::Draping,
@@ -966,6 +1179,8 @@ impl<'a> Run<'a> {
                 true,
                 &body,
                 &mut t_global,
+                drape_t0,
+                &mut |run, ls, t0, tg| on_check(run, ls, t0, tg, false, &done),
                 progress,
             )?;
             let x = positions(&ls.sim.q);
@@ -1005,8 +1220,8 @@ impl<'a> Run<'a> {
                 rejected: ls.sim.rejections.values().sum(),
                 newton_iterations: ls.newton,
                 cg_iterations: ls.cg,
-                wall_time_s: level_start.elapsed().as_secs_f64(),
-                sewing_time_s: sewing_time,
+                wall_time_s: level_offset + level_start.elapsed().as_secs_f64(),
+                sewing_time_s: if level == 0 { sewing_time } else { 0.0 },
                 draping_time_s: draping_time,
                 kinetic_energy_j: kinetic,
                 kinetic_threshold_j: 0.5 * total_mass * opts.relax.speed_tolerance.powi(2),
@@ -1101,7 +1316,7 @@ impl<'a> Run<'a> {
             nodes: last.nodes,
             steps: levels.iter().map(|l| l.steps).sum(),
             rejected: levels.iter().map(|l| l.rejected).sum(),
-            wall_time_s: self.start.elapsed().as_secs_f64(),
+            wall_time_s: earlier_wall + self.start.elapsed().as_secs_f64(),
             max_seam_gap_m: last.max_seam_gap_m,
             max_seam_gap_after_sewing_m: gap_sewn,
             centroid_drop_m: sewn_centroid - centroid,

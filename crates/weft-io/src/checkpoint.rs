@@ -59,13 +59,28 @@ pub fn digest(bytes: &[u8]) -> String {
     format!("{h:016x}")
 }
 
+/// A checkpoint format: its version, checked when reading.
+pub trait Checkpoint: Serialize + serde::de::DeserializeOwned {
+    /// The version this build writes and reads.
+    const VERSION: u32;
+    /// The version of this checkpoint.
+    fn version(&self) -> u32;
+}
+
+impl Checkpoint for RunCheckpoint {
+    const VERSION: u32 = CHECKPOINT_VERSION;
+    fn version(&self) -> u32 {
+        self.version
+    }
+}
+
 /// Writes `cp` as `dir/checkpoint.json` atomically, after copying the
 /// checkpoint there (if any) to `checkpoint.prev.json` (also atomically):
 /// a crash at any point leaves `checkpoint.json` complete, old or new.
 ///
 /// # Errors
 /// [`OutputError::Io`] naming the file.
-pub fn write_checkpoint(dir: &Path, cp: &RunCheckpoint) -> Result<(), OutputError> {
+pub fn write_checkpoint<C: Checkpoint>(dir: &Path, cp: &C) -> Result<(), OutputError> {
     let path = dir.join(CHECKPOINT_FILE);
     if path.is_file() {
         let old = std::fs::read(&path).map_err(|source| OutputError::Io {
@@ -86,7 +101,7 @@ pub fn write_checkpoint(dir: &Path, cp: &RunCheckpoint) -> Result<(), OutputErro
 /// [`OutputError::Parse`] for a truncated or corrupt file (naming the line
 /// and column and, when it exists, the previous checkpoint to resume from
 /// instead) or another format version.
-pub fn read_checkpoint(dir: &Path) -> Result<RunCheckpoint, OutputError> {
+pub fn read_checkpoint<C: Checkpoint>(dir: &Path) -> Result<C, OutputError> {
     let path = dir.join(CHECKPOINT_FILE);
     let text = std::fs::read_to_string(&path).map_err(|source| OutputError::Io {
         path: path.clone(),
@@ -101,7 +116,7 @@ pub fn read_checkpoint(dir: &Path) -> Result<RunCheckpoint, OutputError> {
     } else {
         String::new()
     };
-    let cp: RunCheckpoint = serde_json::from_str(&text).map_err(|e| OutputError::Parse {
+    let cp: C = serde_json::from_str(&text).map_err(|e| OutputError::Parse {
         path: path.clone(),
         line: e.line(),
         message: format!(
@@ -109,13 +124,14 @@ pub fn read_checkpoint(dir: &Path) -> Result<RunCheckpoint, OutputError> {
             e.column()
         ),
     })?;
-    if cp.version != CHECKPOINT_VERSION {
+    if cp.version() != C::VERSION {
         return Err(OutputError::Parse {
             path,
             line: 1,
             message: format!(
-                "checkpoint format version {}, this weft reads version {CHECKPOINT_VERSION}",
-                cp.version
+                "checkpoint format version {}, this weft reads version {}",
+                cp.version(),
+                C::VERSION
             ),
         });
     }
@@ -171,7 +187,7 @@ mod tests {
         write_checkpoint(dir.path(), &checkpoint(1)).unwrap();
         assert!(!dir.path().join(PREVIOUS_CHECKPOINT_FILE).exists());
         write_checkpoint(dir.path(), &checkpoint(2)).unwrap();
-        let back = read_checkpoint(dir.path()).unwrap();
+        let back: RunCheckpoint = read_checkpoint(dir.path()).unwrap();
         assert_eq!(back.frame, 2);
         let (a, b) = (&checkpoint(2).sim, &back.sim);
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -189,7 +205,9 @@ mod tests {
         let path = dir.path().join(CHECKPOINT_FILE);
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, &text[..text.len() - 10]).unwrap();
-        let e = read_checkpoint(dir.path()).unwrap_err().to_string();
+        let e = read_checkpoint::<RunCheckpoint>(dir.path())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("checkpoint.json") && e.contains("truncated"),
             "{e}"
@@ -199,7 +217,9 @@ mod tests {
         let mut other = checkpoint(3);
         other.version = CHECKPOINT_VERSION + 1;
         write_checkpoint(dir.path(), &other).unwrap();
-        let e = read_checkpoint(dir.path()).unwrap_err().to_string();
+        let e = read_checkpoint::<RunCheckpoint>(dir.path())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("format version"), "{e}");
         assert_ne!(digest(b"scene"), digest(b"scene "));
     }
