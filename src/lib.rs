@@ -15,6 +15,8 @@
 //!   (pattern → woven panels → sewn → draped level by level down to yarn
 //!   spacing), with [`drape`], [`DrapeOptions`] and the fabric presets.
 //!
+//! - [`batch`]: many runs and drapes from a manifest, with sweeps,
+//!   shards (Slurm arrays), an index and resume ([`batch::run_batch`]).
 //! - [`run`]: running a scene file (DESIGN §8) with its outputs,
 //!   checkpoints and resume ([`run::run_scene`], [`run::RunOptions`]).
 //!
@@ -27,5 +29,6 @@ pub use weft_solver as solver;
 pub use weft_garment as garment;
 pub use weft_io as io;
 
+pub mod batch;
 pub mod run;
 pub use weft_garment::{DrapeOptions, drape, drape_to_dir};

@@ -6,6 +6,7 @@
 
 mod analyze;
 mod backend;
+mod batch;
 mod bench;
 mod drape;
 mod run;
@@ -31,6 +32,9 @@ enum Command {
     Analyze(analyze::AnalyzeCommand),
     /// Benchmark assembly, PCG and full backward-Euler steps on woven patches.
     Bench(bench::BenchArgs),
+    /// Run the jobs of a batch manifest (scene runs, drapes, sweeps), or
+    /// one shard of them; skips finished jobs and resumes interrupted ones.
+    Batch(batch::BatchArgs),
     /// Weave a sewing pattern, sew it around a body and drape it; writes
     /// summary.json, final_state.json, yarn curves and preview.png.
     Drape(drape::DrapeArgs),
@@ -77,6 +81,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Run(args) => run::run(&args),
+        Command::Batch(args) => batch::run(&args),
         Command::Plot(args) => analyze::plot(&args),
         Command::Analyze(cmd) => analyze::analyze(&cmd),
         Command::Bench(args) => bench::run(&args),
