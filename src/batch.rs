@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use thiserror::Error;
+use weft_io::write_json;
 
 /// A batch manifest.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -366,12 +367,6 @@ fn kind(job: &Job) -> &'static str {
 
 fn read_status(path: &Path) -> Option<JobStatus> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
-}
-
-fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), weft_io::OutputError> {
-    weft_io::atomic_write(path, |w| {
-        serde_json::to_writer_pretty(&mut *w, v).map_err(std::io::Error::other)
-    })
 }
 
 /// Rebuilds `out/index.json` from the jobs' status files.

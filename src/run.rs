@@ -198,7 +198,7 @@ pub fn prepare(scene: &Path, out: &Path, opts: &RunOptions) -> Result<Prepared, 
             "checkpoint_every_s: expected a finite number of seconds >= 0, got {e}"
         )));
     }
-    let digest = weft_io::checkpoint::scene_digest(scene)?;
+    let digest = weft_io::checkpoint::file_digest(scene)?;
     let resumed = if opts.resume {
         let cp: RunCheckpoint = weft_io::checkpoint::read_checkpoint(out)?;
         if cp.scene_digest != digest {
@@ -365,9 +365,7 @@ pub fn run_prepared(
             .collect();
         summary.rejected = sim.rejections.values().sum();
         summary.wall_s = earlier_s + start.elapsed().as_secs_f64();
-        weft_io::atomic_write(&out.join("run_summary.json"), |w| {
-            serde_json::to_writer_pretty(&mut *w, &*summary).map_err(std::io::Error::other)
-        })
+        weft_io::write_json(&out.join("run_summary.json"), &*summary)
     };
     for k in first_frame + 1..=frames {
         let t_k = if k == frames {

@@ -92,24 +92,9 @@ pub struct DrapeArgs {
     /// `DIR/frames/frame_NNNN.*` (frame 0 is the woven, placed garment).
     #[arg(long, default_value_t = 0.0)]
     pub frame_dt: f64,
-    /// Output directory.
-    #[arg(
-        short,
-        long,
-        required_unless_present = "resume",
-        conflicts_with = "resume"
-    )]
-    pub out: Option<PathBuf>,
-    /// Write a checkpoint (`DIR/checkpoint.json`, the one before kept as
-    /// `checkpoint.prev.json`) after the first relaxation check after
-    /// every this many seconds of wall time (0: at every check).
-    #[arg(long, value_name = "SECONDS")]
-    pub checkpoint_every: Option<f64>,
-    /// Resume the drape whose output directory is DIR from its checkpoint
-    /// (same pattern file and options: both digests are checked); the
-    /// result equals the uninterrupted drape's bit for bit.
-    #[arg(long, value_name = "DIR")]
-    pub resume: Option<PathBuf>,
+    /// Output, checkpoint and resume.
+    #[command(flatten)]
+    pub output: crate::output::OutputArgs,
     /// No progress bars.
     #[arg(short, long)]
     pub quiet: bool,
@@ -160,8 +145,8 @@ impl DrapeArgs {
             strict: self.strict,
             formats: self.formats.clone(),
             frame_dt: self.frame_dt,
-            checkpoint_every_s: self.checkpoint_every,
-            resume: self.resume.is_some(),
+            checkpoint_every_s: self.output.checkpoint_every,
+            resume: self.output.resume.is_some(),
             ..DrapeOptions::default()
         }
     }
@@ -249,11 +234,7 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
         level: String::new(),
         bar: None,
     };
-    let out = args
-        .resume
-        .as_ref()
-        .or(args.out.as_ref())
-        .expect("clap requires --out or --resume");
+    let out = args.output.dir();
     let d = weft_garment::drape_to_dir(&args.pattern, &args.options(), out, &mut bars)?;
     if !args.quiet {
         print_summary(&d.summary, out);

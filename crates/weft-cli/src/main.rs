@@ -9,6 +9,7 @@ mod backend;
 mod batch;
 mod bench;
 mod drape;
+mod output;
 mod run;
 
 use clap::{Parser, Subcommand};

@@ -16,25 +16,9 @@ use weft_solver::{Simulation, SolverError, StepStats};
 pub struct RunArgs {
     /// Scene file (JSON, DESIGN §8).
     pub scene: PathBuf,
-    /// Output directory (created if missing; existing outputs are replaced).
-    #[arg(
-        long,
-        short,
-        required_unless_present = "resume",
-        conflicts_with = "resume"
-    )]
-    pub out: Option<PathBuf>,
-    /// Write a checkpoint (`DIR/checkpoint.json`, the one before kept as
-    /// `checkpoint.prev.json`) at the first output frame after every this
-    /// many seconds of wall time (0: at every frame). Off by default.
-    #[arg(long, value_name = "SECONDS")]
-    pub checkpoint_every: Option<f64>,
-    /// Resume the run whose output directory is DIR from its checkpoint:
-    /// the same scene file (its digest is checked), outputs continue in DIR
-    /// after the checkpoint's frame. With the direct solver the result
-    /// equals an uninterrupted run's bit for bit.
-    #[arg(long, value_name = "DIR")]
-    pub resume: Option<PathBuf>,
+    /// Output, checkpoint and resume.
+    #[command(flatten)]
+    pub output: crate::output::OutputArgs,
     /// No progress bar and no engine line (the one-line summary at the end,
     /// and errors, are still printed).
     #[arg(long, short)]
@@ -174,11 +158,7 @@ pub fn run_scene(
 
 /// `weft run`.
 pub fn run(args: &RunArgs) -> Result<()> {
-    let out = args
-        .resume
-        .as_ref()
-        .or(args.out.as_ref())
-        .expect("clap requires --out or --resume");
+    let out = args.output.dir();
     run_scene(
         &args.scene,
         out,
@@ -186,8 +166,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
         args.backend,
         &RunOptions {
             one_iteration: args.one_iteration,
-            checkpoint_every_s: args.checkpoint_every,
-            resume: args.resume.is_some(),
+            checkpoint_every_s: args.output.checkpoint_every,
+            resume: args.output.resume.is_some(),
         },
     )
     .map(|_| ())

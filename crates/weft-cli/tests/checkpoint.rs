@@ -36,66 +36,74 @@ fn read(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-/// The frame of `dir/checkpoint.json`, if one is there and complete.
-fn checkpoint_frame(dir: &Path) -> Option<u64> {
+/// `dir/checkpoint.json`, if one is there and complete.
+fn checkpoint(dir: &Path) -> Option<serde_json::Value> {
     let text = std::fs::read_to_string(dir.join("checkpoint.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v["frame"].as_u64()
+    serde_json::from_str(&text).ok()
+}
+
+/// `weft run SCENE -q FLAG DIR` (`FLAG` is `--out` or `--resume`).
+fn run_scene(scene: &str, flag: &str, dir: &Path) -> Output {
+    weft(&[
+        "run".as_ref(),
+        scene.as_ref(),
+        "-q".as_ref(),
+        flag.as_ref(),
+        dir.as_os_str(),
+    ])
+}
+
+/// Asserts that `out` failed and returns its stderr.
+fn refused(out: &Output) -> String {
+    assert!(!out.status.success(), "it succeeded");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Waits until `dir/checkpoint.json` satisfies `ready`, then kills the
+/// process (SIGKILL).
+fn kill_when(
+    mut child: std::process::Child,
+    dir: &Path,
+    ready: impl Fn(&serde_json::Value) -> bool,
+) {
+    let start = Instant::now();
+    loop {
+        if checkpoint(dir).as_ref().is_some_and(&ready) {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "it ended before the checkpoint looked for"
+        );
+        assert!(start.elapsed() < Duration::from_secs(300), "no checkpoint");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
 }
 
 #[test]
 fn a_killed_run_resumes_bit_for_bit() {
     let tmp = tempfile::tempdir().unwrap();
     let (whole, cut) = (tmp.path().join("whole"), tmp.path().join("cut"));
-    ok(
-        &weft(&[
-            "run".as_ref(),
-            SCENE.as_ref(),
-            "-q".as_ref(),
-            "--out".as_ref(),
-            whole.as_os_str(),
-        ]),
-        "uninterrupted run",
-    );
+    ok(&run_scene(SCENE, "--out", &whole), "uninterrupted run");
     // The same run with a checkpoint at every frame, killed (SIGKILL) as
     // soon as the checkpoint of frame 3 of 8 is there.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_weft"))
+    let child = Command::new(env!("CARGO_BIN_EXE_weft"))
         .current_dir(repo())
         .args(["run", SCENE, "-q", "--checkpoint-every", "0", "--out"])
         .arg(&cut)
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    loop {
-        if checkpoint_frame(&cut).is_some_and(|f| f >= 3) {
-            break;
-        }
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before its checkpoint of frame 3 was seen"
-        );
-        assert!(start.elapsed() < Duration::from_secs(120), "no checkpoint");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let frame = checkpoint_frame(&cut).unwrap();
+    kill_when(child, &cut, |c| c["frame"].as_u64().is_some_and(|f| f >= 3));
+    let frame = checkpoint(&cut).unwrap()["frame"].as_u64().unwrap();
     assert!(frame < 8, "killed after the last frame ({frame})");
     assert!(
         !cut.join("final_state.json").exists(),
         "the run had finished"
     );
     assert!(cut.join("checkpoint.prev.json").is_file());
-    ok(
-        &weft(&[
-            "run".as_ref(),
-            SCENE.as_ref(),
-            "-q".as_ref(),
-            "--resume".as_ref(),
-            cut.as_os_str(),
-        ]),
-        "resumed run",
-    );
+    ok(&run_scene(SCENE, "--resume", &cut), "resumed run");
     for f in ["final_state.json", "energy.csv"] {
         assert!(
             read(&whole.join(f)) == read(&cut.join(f)),
@@ -125,15 +133,8 @@ fn a_killed_run_resumes_bit_for_bit() {
     let cp = cut.join("checkpoint.json");
     let text = read(&cp);
     std::fs::write(&cp, &text[..text.len() / 2]).unwrap();
-    let out = weft(&[
-        "run".as_ref(),
-        SCENE.as_ref(),
-        "-q".as_ref(),
-        "--resume".as_ref(),
-        cut.as_os_str(),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let out = run_scene(SCENE, "--resume", &cut);
+    let err = refused(&out);
     assert!(
         err.contains("checkpoint.json") && err.contains("truncated or corrupt"),
         "{err}"
@@ -144,70 +145,24 @@ fn a_killed_run_resumes_bit_for_bit() {
     // The previous checkpoint resumes too, to the same end.
     std::fs::rename(cut.join("checkpoint.prev.json"), &cp).unwrap();
     ok(
-        &weft(&[
-            "run".as_ref(),
-            SCENE.as_ref(),
-            "-q".as_ref(),
-            "--resume".as_ref(),
-            cut.as_os_str(),
-        ]),
+        &run_scene(SCENE, "--resume", &cut),
         "resumed from the previous checkpoint",
     );
     assert!(read(&whole.join("final_state.json")) == read(&cut.join("final_state.json")));
 
     // A checkpoint of another scene is refused, naming both.
     let other = "data/scenes/free_fall_patch.json";
-    let out = weft(&[
-        "run".as_ref(),
-        other.as_ref(),
-        "-q".as_ref(),
-        "--resume".as_ref(),
-        cut.as_os_str(),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let out = run_scene(other, "--resume", &cut);
+    let err = refused(&out);
     assert!(
         err.contains("drape_sphere_small.json") && err.contains("free_fall_patch.json"),
         "{err}"
     );
 
     // No checkpoint at all.
-    let out = weft(&[
-        "run".as_ref(),
-        SCENE.as_ref(),
-        "-q".as_ref(),
-        "--resume".as_ref(),
-        whole.as_os_str(),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let out = run_scene(SCENE, "--resume", &whole);
+    let err = refused(&out);
     assert!(err.contains("checkpoint.json"), "{err}");
-}
-
-/// Waits until `dir/checkpoint.json` satisfies `ready`, then kills the
-/// run (SIGKILL).
-fn kill_when(
-    mut child: std::process::Child,
-    dir: &Path,
-    ready: impl Fn(&serde_json::Value) -> bool,
-) {
-    let start = Instant::now();
-    loop {
-        let cp = std::fs::read_to_string(dir.join("checkpoint.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
-        if cp.as_ref().is_some_and(&ready) {
-            break;
-        }
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the drape ended before the checkpoint looked for"
-        );
-        assert!(start.elapsed() < Duration::from_secs(300), "no checkpoint");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
 }
 
 /// A two-level drape of the shipped skirt (80 then 40 mm) killed while
@@ -302,8 +257,7 @@ fn a_killed_drape_resumes_bit_for_bit() {
     let dir = tmp.path().join("level_1");
     other.extend_from_slice(&["--resume".as_ref(), dir.as_os_str()]);
     let out = weft(&other);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let err = refused(&out);
     assert!(
         err.contains("options") && err.contains("checkpoint.json"),
         "{err}"

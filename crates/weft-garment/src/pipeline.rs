@@ -285,9 +285,7 @@ impl Drape {
         if formats.contains(&CurveFormat::Mitsuba) {
             self.write_mitsuba_scene(out)?;
         }
-        weft_io::atomic_write(&out.join("summary.json"), |w| {
-            serde_json::to_writer_pretty(&mut *w, &self.summary).map_err(std::io::Error::other)
-        })?;
+        weft_io::write_json(&out.join("summary.json"), &self.summary)?;
         Ok(())
     }
 }
@@ -553,14 +551,15 @@ struct Run<'a> {
 type OnCheck<'f, 'a> = dyn FnMut(&Run<'a>, &LevelSim, f64, f64) -> Result<(), GarmentError> + 'f;
 
 /// What the drape has measured so far (for checkpoints).
-struct Done<'x> {
-    levels: &'x [LevelReport],
+#[derive(Default)]
+struct Done {
+    levels: Vec<LevelReport>,
     gap_sewn: f64,
     sewn_top: f64,
     sewn_centroid: f64,
     sewing_time: f64,
-    placed_panels: &'x [(f64, f64)],
-    attached_labels: &'x [String],
+    placed_panels: Vec<(f64, f64)>,
+    attached_labels: Vec<String>,
     attached_nodes: usize,
     routed_ties: usize,
 }
@@ -849,32 +848,26 @@ impl<'a> Run<'a> {
             })?;
         let spacings = level_spacings(opts.spacing_mm, opts.coarse_spacing_mm);
         let gravity = Vector3::new(0.0, -GRAVITY, 0.0);
-        let mut levels: Vec<LevelReport> = Vec::new();
         let mut prev: Option<(Garment, Vec<f64>, Vec<f64>)> = None;
-        let mut gap_sewn = 0.0;
-        let mut attached_labels = Vec::new();
-        let mut attached_nodes = 0;
-        let mut routed_ties = 0;
-        let mut sewn_top = 0.0;
-        let mut sewn_centroid = 0.0;
-        let mut placed_panels = Vec::new();
         let mut last_crossings = Vec::new();
         let mut t_global = 0.0;
-        let mut sewing_time = 0.0;
-        let pattern_digest = weft_io::checkpoint::scene_digest(pattern_file)?;
+        let pattern_digest = weft_io::checkpoint::file_digest(pattern_file)?;
         let options_digest = opts.digest();
         let mut resume = self.read_resume(pattern_file, &pattern_digest, &options_digest)?;
         let mut earlier_wall = 0.0;
+        let mut done = Done::default();
         if let Some(cp) = &resume {
-            levels.clone_from(&cp.levels);
-            gap_sewn = cp.gap_sewn;
-            sewn_top = cp.sewn_top;
-            sewn_centroid = cp.sewn_centroid;
-            sewing_time = cp.sewing_time;
-            placed_panels.clone_from(&cp.placed_panels);
-            attached_labels.clone_from(&cp.attached_labels);
-            attached_nodes = cp.attached_nodes;
-            routed_ties = cp.routed_ties;
+            done = Done {
+                levels: cp.levels.clone(),
+                gap_sewn: cp.gap_sewn,
+                sewn_top: cp.sewn_top,
+                sewn_centroid: cp.sewn_centroid,
+                sewing_time: cp.sewing_time,
+                placed_panels: cp.placed_panels.clone(),
+                attached_labels: cp.attached_labels.clone(),
+                attached_nodes: cp.attached_nodes,
+                routed_ties: cp.routed_ties,
+            };
             self.frames = cp.frames;
             self.next_frame = cp.next_frame;
             self.last_frame = cp.last_frame;
@@ -1017,13 +1010,13 @@ impl<'a> Run<'a> {
                     cg: ls.cg,
                     level_wall_s: level_offset + level_start.elapsed().as_secs_f64(),
                     wall_s: earlier_wall + run.start.elapsed().as_secs_f64(),
-                    levels: done.levels.to_vec(),
+                    levels: done.levels.clone(),
                     gap_sewn: done.gap_sewn,
                     sewn_top: done.sewn_top,
                     sewn_centroid: done.sewn_centroid,
                     sewing_time: done.sewing_time,
-                    placed_panels: done.placed_panels.to_vec(),
-                    attached_labels: done.attached_labels.to_vec(),
+                    placed_panels: done.placed_panels.clone(),
+                    attached_labels: done.attached_labels.clone(),
                     attached_nodes: done.attached_nodes,
                     routed_ties: done.routed_ties,
                     frames: run.frames,
@@ -1036,7 +1029,7 @@ impl<'a> Run<'a> {
             };
             if level == 0 {
                 let x0 = positions(&ls.sim.q);
-                placed_panels = panel_heights(&garment, &x0);
+                done.placed_panels = panel_heights(&garment, &x0);
                 // Attachments: labelled edges held to the nearest body point.
                 let labels: Vec<String> = match &opts.attach {
                     Some(l) => l.clone(),
@@ -1083,11 +1076,11 @@ impl<'a> Run<'a> {
                         attachments.push((node, x - nrm * (phi - radius - margin)));
                     }
                 }
-                attached_nodes = attachments.len();
+                done.attached_nodes = attachments.len();
                 let routes = seam_routes(&garment, &x0, &collider, radius + margin);
-                routed_ties = routes.len();
+                done.routed_ties = routes.len();
                 attachments.extend(route_attachments(&garment, &routes));
-                attached_labels = labels;
+                done.attached_labels = labels;
                 ls.sim.assembler.attachments = attachments;
                 ls.sim.assembler.attachment_stiffness = ls.sim.assembler.tie_stiffness;
                 if here.is_none() {
@@ -1107,17 +1100,6 @@ impl<'a> Run<'a> {
                     self.restore(&mut ls, cp, &mut t_global)?;
                 }
                 if !sewn {
-                    let done = Done {
-                        levels: &levels,
-                        gap_sewn,
-                        sewn_top,
-                        sewn_centroid,
-                        sewing_time,
-                        placed_panels: &placed_panels,
-                        attached_labels: &attached_labels,
-                        attached_nodes,
-                        routed_ties,
-                    };
                     let (dt, _) = self.run_phase(
                         &mut ls,
                         Phase::Sewing,
@@ -1131,11 +1113,12 @@ impl<'a> Run<'a> {
                         &mut |run, ls, t0, tg| on_check(run, ls, t0, tg, true, &done),
                         progress,
                     )?;
-                    sewing_time = dt;
-                    gap_sewn = max_gap(&ties, &ls.sim.q);
+                    done.sewing_time = dt;
+                    done.gap_sewn = max_gap(&ties, &ls.sim.q);
                     let xs0 = positions(&ls.sim.q);
-                    sewn_top = xs0.iter().map(|x| x.y).fold(f64::NEG_INFINITY, f64::max);
-                    sewn_centroid = xs0.iter().map(|x| x.y).sum::<f64>() / xs0.len().max(1) as f64;
+                    done.sewn_top = xs0.iter().map(|x| x.y).fold(f64::NEG_INFINITY, f64::max);
+                    done.sewn_centroid =
+                        xs0.iter().map(|x| x.y).sum::<f64>() / xs0.len().max(1) as f64;
                 }
                 ls.sim.assembler.attachments.clear();
                 ls.sim.assembler.attachment_stiffness = 0.0;
@@ -1158,17 +1141,6 @@ impl<'a> Run<'a> {
                     Some(cp.phase_t0)
                 }
                 _ => None,
-            };
-            let done = Done {
-                levels: &levels,
-                gap_sewn,
-                sewn_top,
-                sewn_centroid,
-                sewing_time,
-                placed_panels: &placed_panels,
-                attached_labels: &attached_labels,
-                attached_nodes,
-                routed_ties,
             };
             let (draping_time, is_static) = self.run_phase(
                 &mut ls,
@@ -1213,7 +1185,7 @@ impl<'a> Run<'a> {
                 nodes,
                 seam_ties: ties.len(),
                 narrow_panels: narrow,
-                attached_nodes: if level == 0 { attached_nodes } else { 0 },
+                attached_nodes: if level == 0 { done.attached_nodes } else { 0 },
                 sliding,
                 self_collision,
                 steps: ls.steps,
@@ -1221,7 +1193,7 @@ impl<'a> Run<'a> {
                 newton_iterations: ls.newton,
                 cg_iterations: ls.cg,
                 wall_time_s: level_offset + level_start.elapsed().as_secs_f64(),
-                sewing_time_s: if level == 0 { sewing_time } else { 0.0 },
+                sewing_time_s: if level == 0 { done.sewing_time } else { 0.0 },
                 draping_time_s: draping_time,
                 kinetic_energy_j: kinetic,
                 kinetic_threshold_j: 0.5 * total_mass * opts.relax.speed_tolerance.powi(2),
@@ -1244,18 +1216,18 @@ impl<'a> Run<'a> {
                     report.residual_threshold
                 ));
             }
-            levels.push(report);
+            done.levels.push(report);
             let q = std::mem::take(&mut ls.sim.q);
             let v = std::mem::take(&mut ls.sim.v);
             prev = Some((garment, q, v));
         }
         let (garment, q, v) = prev.expect("at least one level");
         let state = state_from(&garment.fabric, &q, &v);
-        let last = levels.last().expect("at least one level").clone();
+        let last = done.levels.last().expect("at least one level").clone();
         let xs = &state.x;
         let top = xs.iter().map(|x| x.y).fold(f64::NEG_INFINITY, f64::max);
         let centroid = xs.iter().map(|x| x.y).sum::<f64>() / xs.len().max(1) as f64;
-        let top_drop = sewn_top - top;
+        let top_drop = done.sewn_top - top;
         let edge_name =
             |e: &weft_pattern::EdgeRef| format!("{}:{}", pattern.panels[e.panel].name, e.edge);
         let stitch_gaps = pattern
@@ -1279,7 +1251,7 @@ impl<'a> Run<'a> {
             .panels
             .iter()
             .zip(panel_heights(&garment, xs))
-            .zip(&placed_panels)
+            .zip(&done.placed_panels)
             .map(|((p, (top, mean)), (top0, mean0))| PanelWeave {
                 name: p.name.clone(),
                 warp_yarns: p.warp_yarns,
@@ -1293,7 +1265,7 @@ impl<'a> Run<'a> {
             .collect();
         let slid = slid_part(
             top_drop,
-            sewn_centroid - centroid,
+            done.sewn_centroid - centroid,
             &panel_weaves,
             opts.slide_limit,
         );
@@ -1314,12 +1286,12 @@ impl<'a> Run<'a> {
             seams: pattern.stitches.len(),
             seam_ties: last.seam_ties,
             nodes: last.nodes,
-            steps: levels.iter().map(|l| l.steps).sum(),
-            rejected: levels.iter().map(|l| l.rejected).sum(),
+            steps: done.levels.iter().map(|l| l.steps).sum(),
+            rejected: done.levels.iter().map(|l| l.rejected).sum(),
             wall_time_s: earlier_wall + self.start.elapsed().as_secs_f64(),
             max_seam_gap_m: last.max_seam_gap_m,
-            max_seam_gap_after_sewing_m: gap_sewn,
-            centroid_drop_m: sewn_centroid - centroid,
+            max_seam_gap_after_sewing_m: done.gap_sewn,
+            centroid_drop_m: done.sewn_centroid - centroid,
             top_drop_m: top_drop,
             slid_off: slid.is_some(),
             slid_part: slid,
@@ -1331,13 +1303,13 @@ impl<'a> Run<'a> {
             spacing_m: *spacings.last().expect("a level"),
             material: opts.material.name().into(),
             grade: opts.grade,
-            attached_nodes,
-            attached_labels,
-            routed_seam_ties: routed_ties,
+            attached_nodes: done.attached_nodes,
+            attached_labels: done.attached_labels,
+            routed_seam_ties: done.routed_ties,
             frames: self.frames,
             body: body_name,
             is_static: last.is_static,
-            levels,
+            levels: done.levels,
             stitch_gaps,
             panel_weaves,
             backend: "cpu".into(),

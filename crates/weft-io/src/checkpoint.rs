@@ -138,15 +138,16 @@ pub fn read_checkpoint<C: Checkpoint>(dir: &Path) -> Result<C, OutputError> {
     Ok(cp)
 }
 
-/// The scene file `scene`'s digest ([`digest`] of its bytes).
+/// The file `path`'s digest ([`digest`] of its bytes): a scene or a
+/// pattern, recorded in checkpoints.
 ///
 /// # Errors
 /// [`OutputError::Io`] naming the file.
-pub fn scene_digest(scene: &Path) -> Result<String, OutputError> {
-    std::fs::read(scene)
+pub fn file_digest(path: &Path) -> Result<String, OutputError> {
+    std::fs::read(path)
         .map(|b| digest(&b))
         .map_err(|source| OutputError::Io {
-            path: PathBuf::from(scene),
+            path: PathBuf::from(path),
             source,
         })
 }

@@ -73,7 +73,7 @@ pub use export::{
 pub use mesh::{MeshError, TriMesh};
 pub use output::{
     ENERGY_HEADER, EnergyCsv, EnergyRow, FinalState, OutputError, atomic_write, frame_path,
-    read_energy_csv, read_final_state, write_final_state, write_obj_frame,
+    read_energy_csv, read_final_state, write_final_state, write_json, write_obj_frame,
 };
 pub use preview::{Preview, View, write_preview};
 pub use scene::{

@@ -153,6 +153,17 @@ impl EnergyRow {
     }
 }
 
+/// Writes `value` as pretty-printed JSON to `path` atomically
+/// ([`atomic_write`]): summaries, indexes, status files.
+///
+/// # Errors
+/// [`OutputError::Io`] naming `path`.
+pub fn write_json(path: &Path, value: &impl Serialize) -> Result<(), OutputError> {
+    atomic_write(path, |w| {
+        serde_json::to_writer_pretty(&mut *w, value).map_err(io::Error::other)
+    })
+}
+
 /// Writer of `energy.csv` (append-only, see the module docs).
 #[derive(Debug)]
 pub struct EnergyCsv {

@@ -11,6 +11,19 @@ import weft
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 SCENES = REPO / "data" / "scenes"
+SKIRT = REPO / "data" / "patterns" / "a_line_skirt.json"
+
+
+def drape_skirt(**options):
+    """The shipped skirt at 60 mm, sewn 0.3 s and draped 0.1-0.2 s."""
+    return weft.drape(
+        SKIRT,
+        spacing_mm=60,
+        coarse_spacing_mm=60,
+        sew_duration=0.3,
+        relax={"min_time": 0.1, "max_time": 0.2},
+        **options,
+    )
 
 
 def test_run_free_fall_matches_gravity(tmp_path):
@@ -51,15 +64,7 @@ def test_drape_skirt(tmp_path):
     """The shipped skirt at 60 mm: every node finite, the yarns carry
     cotton's radius (0.3 mm), it stays on the body, and the outputs are
     written."""
-    d = weft.drape(
-        REPO / "data" / "patterns" / "a_line_skirt.json",
-        spacing_mm=60,
-        coarse_spacing_mm=60,
-        sew_duration=0.3,
-        relax={"min_time": 0.1, "max_time": 0.2},
-        formats=["obj"],
-        out=tmp_path / "skirt",
-    )
+    d = drape_skirt(formats=["obj"], out=tmp_path / "skirt")
     assert d.positions.shape == (d.summary["nodes"], 3)
     assert np.isfinite(d.positions).all()
     assert d.yarns and all(abs(y.radius - 0.3e-3) < 1e-12 for y in d.yarns)
@@ -70,7 +75,7 @@ def test_drape_skirt(tmp_path):
 
 def test_drape_errors_name_the_problem(tmp_path):
     with pytest.raises(weft.WeftError) as e:
-        weft.drape(REPO / "data" / "patterns" / "a_line_skirt.json", no_such_option=1)
+        weft.drape(SKIRT, no_such_option=1)
     assert "no_such_option" in str(e.value)
     bad = tmp_path / "broken.json"
     bad.write_text('{"pattern": {"panels": {}}}')
@@ -90,13 +95,7 @@ def test_blender_example_loads_a_drape(tmp_path):
     )
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    d = weft.drape(
-        REPO / "data" / "patterns" / "a_line_skirt.json",
-        spacing_mm=60,
-        coarse_spacing_mm=60,
-        sew_duration=0.2,
-        relax={"min_time": 0.05, "max_time": 0.05},
-    )
+    d = drape_skirt()
     obj = example.add_yarns(d)
     splines = obj.data.splines
     assert len(splines) == len(d.yarns)
