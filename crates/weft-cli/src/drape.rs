@@ -42,7 +42,7 @@ pub struct DrapeArgs {
     /// for a smaller or larger body; see `weft_pattern::Pattern::graded`.
     #[arg(long, default_value_t = 1.0)]
     pub grade: f64,
-    /// Fabric preset: cotton, denim or silk.
+    /// Fabric preset: cotton, denim, silk, wool or polyester.
     #[arg(long, default_value = "cotton", value_parser = parse_preset)]
     pub material: FabricPreset,
     /// Sewing time (s, simulated, gravity off, coarsest level).
@@ -106,7 +106,7 @@ pub struct DrapeArgs {
     pub backend: BackendChoice,
 }
 
-fn parse_preset(s: &str) -> Result<FabricPreset, String> {
+pub(crate) fn parse_preset(s: &str) -> Result<FabricPreset, String> {
     s.parse()
 }
 
@@ -153,10 +153,23 @@ impl DrapeArgs {
 }
 
 /// Progress bars on stderr (hidden with `--quiet`; notes always shown).
-struct Bars {
+pub(crate) struct Bars {
     quiet: bool,
+    command: &'static str,
     level: String,
     bar: Option<ProgressBar>,
+}
+
+impl Bars {
+    /// Bars for `command` (e.g. `weft drape`).
+    pub(crate) fn new(quiet: bool, command: &'static str) -> Self {
+        Self {
+            quiet,
+            command,
+            level: String::new(),
+            bar: None,
+        }
+    }
 }
 
 impl Progress for Bars {
@@ -164,7 +177,8 @@ impl Progress for Bars {
         self.level = format!("L{level} {:.0} mm", spacing * 1e3);
         if !self.quiet {
             eprintln!(
-                "weft drape: level {level}, {} mm spacing, {nodes} nodes",
+                "{}: level {level}, {} mm spacing, {nodes} nodes",
+                self.command,
                 spacing * 1e3
             );
         }
@@ -229,11 +243,7 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
     if !args.quiet || matches!(selected, Selected::Cpu { reason: Some(_) }) {
         eprintln!("weft drape: {}", selected.describe());
     }
-    let mut bars = Bars {
-        quiet: args.quiet,
-        level: String::new(),
-        bar: None,
-    };
+    let mut bars = Bars::new(args.quiet, "weft drape");
     let out = args.output.dir();
     let d = weft_garment::drape_to_dir(&args.pattern, &args.options(), out, &mut bars)?;
     if !args.quiet {

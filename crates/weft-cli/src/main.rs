@@ -8,6 +8,7 @@ mod analyze;
 mod backend;
 mod batch;
 mod bench;
+mod cusick;
 mod drape;
 mod output;
 mod run;
@@ -39,6 +40,10 @@ enum Command {
     /// Weave a sewing pattern, sew it around a body and drape it; writes
     /// summary.json, final_state.json, yarn curves and preview.png.
     Drape(drape::DrapeArgs),
+    /// The Cusick drape test of a fabric preset: drape coefficient and
+    /// folds of a 30 cm specimen on an 18 cm disc; writes summary.json,
+    /// yarn curves and preview.png.
+    Cusick(cusick::CusickArgs),
     /// Report the CUDA driver, device and NVRTC found (or why none), and
     /// whether the kernels compile.
     Doctor,
@@ -87,6 +92,7 @@ fn main() -> anyhow::Result<()> {
         Command::Analyze(cmd) => analyze::analyze(&cmd),
         Command::Bench(args) => bench::run(&args),
         Command::Drape(args) => drape::run(&args),
+        Command::Cusick(args) => cusick::run(&args),
         Command::Doctor => {
             print!("{}", weft_cuda::doctor());
             Ok(())

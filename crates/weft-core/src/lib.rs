@@ -21,6 +21,7 @@ pub mod builder;
 pub mod error;
 pub mod fabric;
 pub mod material;
+pub mod preset;
 
 pub use builder::{FabricBuilder, PanelNode, Weave, WovenPanelSpec, WovenPatchSpec, YarnSpec};
 pub use error::ModelError;
@@ -29,3 +30,4 @@ pub use fabric::{
     PatchEdge, Segment, ShearElement, SlidingAnchor, State, U_SLOT, V_SLOT, Yarn,
 };
 pub use material::{Damping, Friction, Material, ModeCoefficients};
+pub use preset::{FabricPreset, FabricProperties};

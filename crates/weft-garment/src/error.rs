@@ -45,7 +45,7 @@ pub enum GarmentError {
         out.as_ref().map(|o| format!("\n  final_state.json and preview.png in {} show the last good state", o.display())).unwrap_or_default()
     )]
     Solver {
-        /// `sewing` or `draping`.
+        /// `sewing`, `draping` or `cusick`.
         phase: &'static str,
         /// Level index (0 = coarsest).
         level: usize,

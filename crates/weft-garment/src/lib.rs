@@ -27,7 +27,7 @@
 //!    is a yarn of the finer weave), the draped state is carried over by a
 //!    smooth fit in the panels' flat coordinates ([`transfer`]), the
 //!    per-yarn material is homogenised anew for the new spacing
-//!    ([`fabric`]: per-width and per-area values fixed), seam ties,
+//!    ([`weft_core::preset`]: per-width and per-area values fixed), seam ties,
 //!    colliders and self-collision are rebuilt, and the level is draped
 //!    until static.
 //! 4. **Static** means the kinetic energy and the force residual are below
@@ -43,7 +43,7 @@
 //!    [`DrapeOptions::strict`].
 //!
 //! Physics policy lives here, not in the CLI: the fabric presets and their
-//! conversion per yarn ([`fabric`]), the body penalty
+//! conversion per yarn ([`weft_core::preset`]), the body penalty
 //! ([`pipeline::BODY_PENALTY`]), tie stiffness ([`pipeline::TIE_FRACTION`])
 //! and the phases.
 //!
@@ -72,8 +72,8 @@
 //! ```
 
 pub mod checkpoint;
+pub mod cusick;
 pub mod error;
-pub mod fabric;
 pub mod layers;
 pub mod options;
 pub mod pipeline;
@@ -81,8 +81,8 @@ pub mod progress;
 pub mod sewing;
 pub mod transfer;
 
+pub use cusick::{Cusick, CusickOptions, CusickSummary, cusick};
 pub use error::GarmentError;
-pub use fabric::{FabricPreset, FabricProperties};
 pub use layers::{LAYER_EXCLUSION_SPACINGS, LayerCrossing, layer_crossings, rest_exclusion};
 pub use options::{Body, DEFAULT_ATTACH_LABELS, DrapeOptions, RelaxOptions, level_spacings};
 pub use pipeline::{
@@ -90,3 +90,4 @@ pub use pipeline::{
     layer_self_collision, max_gap, penetrations, seam_ties,
 };
 pub use progress::{Phase, Progress};
+pub use weft_core::{FabricPreset, FabricProperties};

@@ -3,9 +3,9 @@
 //! JSON).
 
 use crate::error::GarmentError;
-use crate::fabric::FabricPreset;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use weft_core::FabricPreset;
 
 /// The body the garment is sewn around and draped on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
@@ -116,7 +116,7 @@ pub struct DrapeOptions {
     /// off.
     pub self_collision_below_mm: f64,
     /// Yarn sliding (free `u, v` at crossings, Coulomb friction, parallel
-    /// contact; [`crate::fabric`]) at levels with a spacing at or below this
+    /// contact; [`weft_core::preset`]) at levels with a spacing at or below this
     /// (mm). Default 0 (off: see the crate docs for its state).
     pub sliding_below_mm: f64,
     /// Segment contact while draping: the midpoint of every yarn segment is

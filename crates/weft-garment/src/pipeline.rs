@@ -18,7 +18,7 @@ use weft_io::{CurveExportOptions, CurveFormat, TriMesh, YarnCurves};
 use weft_pattern::{Garment, Pattern, WeaveOptions, weave_garment};
 use weft_solver::assembly::SelfContact;
 use weft_solver::collide::{Collider, SelfCollision, TriangleMesh};
-use weft_solver::{Settings, Simulation, Tie};
+use weft_solver::{Settings, Simulation, StepStats, Tie};
 
 /// Self-collision distance as a fraction of the level's spacing: at a
 /// coarse level the garment's layers repel within `0.6 s`, so that a yarn
@@ -564,19 +564,99 @@ struct Done {
     routed_ties: usize,
 }
 
-/// The simulation of one level and its bookkeeping.
-struct LevelSim {
-    sim: Simulation,
-    masses: Vec<f64>,
-    prev_v: Vec<f64>,
-    residual: f64,
-    steps: usize,
-    newton: usize,
-    cg: usize,
+/// The step control of a relaxation (a drape level, the Cusick test):
+/// first step 1 ms, adaptive between 0.1 µs and `dt_max` (s), Newton
+/// tolerance `newton_tolerance` relative to the step's force scale.
+pub(crate) fn relax_settings(dt_max: f64, newton_tolerance: f64) -> Settings {
+    Settings {
+        dt: 1e-3,
+        dt_max,
+        dt_min: 1e-7,
+        newton_tolerance,
+        ..Settings::default()
+    }
+}
+
+/// A simulation relaxed toward static equilibrium and its bookkeeping
+/// ([`RelaxOptions`](crate::RelaxOptions)' two figures): shared by the
+/// drape's levels and the Cusick test.
+pub(crate) struct LevelSim {
+    pub(crate) sim: Simulation,
+    pub(crate) masses: Vec<f64>,
+    pub(crate) prev_v: Vec<f64>,
+    pub(crate) residual: f64,
+    pub(crate) steps: usize,
+    pub(crate) newton: usize,
+    pub(crate) cg: usize,
 }
 
 impl LevelSim {
-    fn kinetic(&self) -> f64 {
+    /// Bookkeeping around `sim` (lumped masses of its fabric's initial
+    /// state, no step taken).
+    pub(crate) fn new(sim: Simulation) -> Self {
+        let fabric = &sim.assembler.fabric;
+        let masses = fabric.lumped_masses(&fabric.initial);
+        let n = masses.len();
+        Self {
+            sim,
+            masses,
+            prev_v: vec![0.0; 5 * n],
+            residual: f64::INFINITY,
+            steps: 0,
+            newton: 0,
+            cg: 0,
+        }
+    }
+
+    /// Advances to `t_end` (s), updating the force residual (the worst
+    /// node's net force over its weight, `m |Δẋ| / h / (m g)`) and the step
+    /// counts, and calling `on_step` after every accepted step.
+    pub(crate) fn advance_to(
+        &mut self,
+        t_end: f64,
+        mut on_step: impl FnMut(&Simulation, &StepStats),
+    ) -> Result<(), weft_solver::SolverError> {
+        self.prev_v.clone_from(&self.sim.v);
+        let LevelSim {
+            sim,
+            masses,
+            prev_v,
+            residual,
+            steps,
+            newton,
+            cg,
+        } = self;
+        sim.advance_to(t_end, |s, st| {
+            let mut worst = 0.0f64;
+            for i in 0..masses.len() {
+                if masses[i] > 0.0 {
+                    let d = Vector3::new(
+                        s.v[5 * i] - prev_v[5 * i],
+                        s.v[5 * i + 1] - prev_v[5 * i + 1],
+                        s.v[5 * i + 2] - prev_v[5 * i + 2],
+                    );
+                    worst = worst.max(d.norm());
+                }
+            }
+            *residual = worst / (st.h * GRAVITY);
+            prev_v.clone_from(&s.v);
+            *steps += 1;
+            *newton += st.newton_iterations;
+            *cg += st.cg_iterations;
+            on_step(s, st);
+        })?;
+        Ok(())
+    }
+
+    /// Whether the last chunk ended static by `r`'s two figures (kinetic
+    /// energy below `½ M v_tol²`, residual below its tolerance).
+    pub(crate) fn is_static(&self, r: &crate::RelaxOptions) -> bool {
+        let total_mass: f64 = self.masses.iter().sum();
+        self.kinetic() < 0.5 * total_mass * r.speed_tolerance.powi(2)
+            && self.residual < r.residual_tolerance
+    }
+
+    pub(crate) fn kinetic(&self) -> f64 {
         self.masses
             .iter()
             .enumerate()
@@ -742,8 +822,6 @@ impl<'a> Run<'a> {
         let r = &self.opts.relax;
         // A resumed phase keeps its start time.
         let t0 = phase_t0.unwrap_or(ls.sim.t);
-        let total_mass: f64 = ls.masses.iter().sum();
-        let ke_tol = 0.5 * total_mass * r.speed_tolerance.powi(2);
         progress.phase_start(phase, max_time);
         let mut converged = false;
         while ls.sim.t - t0 < max_time - 1e-9 {
@@ -753,38 +831,9 @@ impl<'a> Run<'a> {
                 r.check_interval
             };
             let t_end = (ls.sim.t + chunk).min(t0 + max_time);
-            ls.prev_v.clone_from(&ls.sim.v);
             // As a drape resumed here does: the two stay bit-identical.
             ls.sim.forget_reused_preconditioner();
-            let LevelSim {
-                sim,
-                masses,
-                prev_v,
-                residual,
-                steps,
-                newton,
-                cg,
-            } = ls;
-            let res = sim.advance_to(t_end, |s, st| {
-                // Net force over weight of the worst node: m |Δẋ| / h / (m g).
-                let mut worst = 0.0f64;
-                for i in 0..masses.len() {
-                    if masses[i] > 0.0 {
-                        let d = Vector3::new(
-                            s.v[5 * i] - prev_v[5 * i],
-                            s.v[5 * i + 1] - prev_v[5 * i + 1],
-                            s.v[5 * i + 2] - prev_v[5 * i + 2],
-                        );
-                        worst = worst.max(d.norm());
-                    }
-                }
-                *residual = worst / (st.h * GRAVITY);
-                prev_v.clone_from(&s.v);
-                *steps += 1;
-                *newton += st.newton_iterations;
-                *cg += st.cg_iterations;
-                progress.step(s.t - t0, st);
-            });
+            let res = ls.advance_to(t_end, |s, st| progress.step(s.t - t0, st));
             if let Err(e) = res {
                 progress.phase_end();
                 if let Some(out) = &self.out {
@@ -808,11 +857,7 @@ impl<'a> Run<'a> {
                 &ls.sim.q,
                 false,
             )?;
-            if relax
-                && ls.sim.t - t0 >= r.min_time - 1e-9
-                && ls.kinetic() < ke_tol
-                && ls.residual < r.residual_tolerance
-            {
+            if relax && ls.sim.t - t0 >= r.min_time - 1e-9 && ls.is_static(r) {
                 converged = true;
                 break;
             }
@@ -936,14 +981,7 @@ impl<'a> Run<'a> {
                     .collect();
                 fabric.initial = st;
             }
-            let settings = Settings {
-                dt: 1e-3,
-                dt_max: opts.dt_max,
-                dt_min: 1e-7,
-                newton_tolerance: opts.newton_tolerance,
-                ..Settings::default()
-            };
-            let masses = fabric.lumped_masses(&fabric.initial);
+            let settings = relax_settings(opts.dt_max, opts.newton_tolerance);
             let mut sim = Simulation::with_ties(fabric, gravity, settings, vec![], ties.clone());
             sim.assembler.contact.colliders = vec![(collider.clone(), margin)];
             // Segment contact while draping (sewing pulls panels around the
@@ -968,16 +1006,7 @@ impl<'a> Run<'a> {
             let gap0 = max_gap(&ties, &sim.q).max(s);
             sim.assembler.tie_stiffness = TIE_FRACTION * k_s / gap0;
             sim.assembler.tie_damping = 0.1 * sim.assembler.tie_stiffness;
-            let n = masses.len();
-            let mut ls = LevelSim {
-                sim,
-                masses,
-                prev_v: vec![0.0; 5 * n],
-                residual: f64::INFINITY,
-                steps: 0,
-                newton: 0,
-                cg: 0,
-            };
+            let mut ls = LevelSim::new(sim);
             let (q0, v0) = start_state.unwrap_or_default();
             // Writes a checkpoint when one is due (after a relaxation check).
             let mut on_check = |run: &Run<'a>,

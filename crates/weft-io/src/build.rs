@@ -342,12 +342,16 @@ fn index_of(sel: NodeSelector) -> usize {
 }
 
 impl Scene {
-    /// The weft-core materials, in name order.
+    /// The weft-core materials (`materials` and `fabrics`), in name order.
     pub fn core_materials(&self) -> Vec<Material> {
-        self.materials
+        let mut all: Vec<Material> = self
+            .materials
             .iter()
             .map(|(name, m): (&String, &MaterialSpec)| m.to_material(name))
-            .collect()
+            .chain(self.fabrics.iter().map(|(name, f)| f.to_material(name)))
+            .collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
     }
 
     /// Builds the fabric, colliders, handles and settings.

@@ -77,9 +77,9 @@ pub use output::{
 };
 pub use preview::{Preview, View, write_preview};
 pub use scene::{
-    CapsuleObject, DampingSpec, FrictionSpec, HandleObject, Integrator, MaterialSpec, MeshObject,
-    ModeSpec, OBJECT_TYPES, Output, OutputFormat, PlaneObject, PreconditionerChoice, Scene,
-    SceneObject, SelfCollisionSpec, SphereObject, TimeStep, WeaveSpec, WovenPatchObject,
+    CapsuleObject, DampingSpec, FabricSpec, FrictionSpec, HandleObject, Integrator, MaterialSpec,
+    MeshObject, ModeSpec, OBJECT_TYPES, Output, OutputFormat, PlaneObject, PreconditionerChoice,
+    Scene, SceneObject, SelfCollisionSpec, SphereObject, TimeStep, WeaveSpec, WovenPatchObject,
     YarnObject,
 };
 pub use simulate::collider;

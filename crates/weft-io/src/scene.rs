@@ -43,7 +43,9 @@ use crate::error::SceneError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use weft_core::{Damping, Friction, Material, ModeCoefficients, ModelError, NodeSelector};
+use weft_core::{
+    Damping, FabricPreset, Friction, Material, ModeCoefficients, ModelError, NodeSelector,
+};
 
 /// How messages name a scene file: its path as given, `<scene>` for a
 /// scene parsed from text without one.
@@ -84,6 +86,7 @@ fn one() -> f64 {
 /// | `output` | [`Output`] | | required (`interval` inside it) |
 /// | `gravity` | `[gx, gy, gz]` | m/s² | `[0, -9.81, 0]` |
 /// | `materials` | `{name: `[`MaterialSpec`]`}` | | `{}` |
+/// | `fabrics` (*added*) | `{name: `[`FabricSpec`]`}`: materials from fabric presets | | `{}` |
 /// | `objects` | array of [`SceneObject`] | | required |
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -103,6 +106,10 @@ pub struct Scene {
     /// Yarn materials by name.
     #[serde(default)]
     pub materials: BTreeMap<String, MaterialSpec>,
+    /// Materials from fabric presets by name (*added*); objects name them
+    /// as they name `materials`, and the two share one namespace.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fabrics: BTreeMap<String, FabricSpec>,
     /// Objects in file order; their index is the object number.
     pub objects: Vec<SceneObject>,
     /// Yarn-yarn self-collision (an addition to DESIGN §8); absent: off.
@@ -329,6 +336,46 @@ impl MaterialSpec {
             },
             damping: self.damping.to_damping(),
         }
+    }
+}
+
+/// A material from a fabric preset (`fabrics.NAME`, *added*): the preset's
+/// KES-F values homogenised per yarn at the scene's yarn `spacing`
+/// ([`weft_core::preset`]: `k_s = E_w s`, `k_b = B_w s`, `k_x = G s / 4`,
+/// `ρ_l = ρ_A s / 2`, strain-rate damping `k_d = β k`).
+///
+/// | key | unit | default |
+/// |---|---|---|
+/// | `preset` | `cotton`, `denim`, `silk`, `wool`, `polyester` | required |
+/// | `spacing` | m, > 0: the distance between adjacent yarns of the objects that use it | required |
+/// | `sliding` | bool: parallel-yarn contact `k_c = k_s` and crossing friction anchors `k_f = E_w` | `false` |
+/// | `damping` | [`DampingSpec`]: replaces the preset's strain-rate damping | the preset's |
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FabricSpec {
+    /// The fabric preset.
+    pub preset: FabricPreset,
+    /// Yarn spacing `s` (m).
+    pub spacing: f64,
+    /// Sliding mechanics on (see the table).
+    #[serde(default)]
+    pub sliding: bool,
+    /// Damping in place of the preset's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damping: Option<DampingSpec>,
+}
+
+impl FabricSpec {
+    /// The weft-core material named `name`.
+    pub fn to_material(&self, name: &str) -> Material {
+        let mut m = self
+            .preset
+            .properties()
+            .material(name, self.spacing, self.sliding);
+        if let Some(d) = &self.damping {
+            m.damping = d.to_damping();
+        }
+        m
     }
 }
 
@@ -1129,16 +1176,39 @@ impl Scene {
         if !self.gravity.iter().all(|g| g.is_finite()) {
             return Err(self.invalid("gravity", "expected three finite numbers (m/s²)"));
         }
-        for (name, spec) in &self.materials {
+        for (name, spec) in &self.fabrics {
+            if self.materials.contains_key(name) {
+                return Err(self.invalid(
+                    format!("fabrics.{name}"),
+                    "a name not also used in materials",
+                ));
+            }
+            positive(&format!("fabrics.{name}.spacing"), spec.spacing, "m")?;
+        }
+        let all = self
+            .materials
+            .iter()
+            .map(|(n, m)| ("materials", n, m.to_material(n)))
+            .chain(
+                self.fabrics
+                    .iter()
+                    .map(|(n, f)| ("fabrics", n, f.to_material(n))),
+            );
+        for (map, name, material) in all {
             if let Err(ModelError::InvalidMaterial {
                 field,
                 expected,
                 value,
                 ..
-            }) = spec.to_material(name).validate()
+            }) = material.validate()
             {
+                let field = match (map, field) {
+                    ("fabrics", f) if f.starts_with("damping") => f.to_string(),
+                    ("fabrics", _) => "preset".to_string(),
+                    (_, f) => f.to_string(),
+                };
                 return Err(self.invalid(
-                    format!("materials.{name}.{field}"),
+                    format!("{map}.{name}.{field}"),
                     format!("expected {expected}, got {}", num(value)),
                 ));
             }
@@ -1147,10 +1217,16 @@ impl Scene {
         for (i, obj) in self.objects.iter().enumerate() {
             let p = |field: &str| format!("objects[{i}].{field}");
             let material = |m: &str| {
-                if self.materials.contains_key(m) {
+                if self.materials.contains_key(m) || self.fabrics.contains_key(m) {
                     Ok(())
                 } else {
-                    let known: Vec<&str> = self.materials.keys().map(String::as_str).collect();
+                    let mut known: Vec<&str> = self
+                        .materials
+                        .keys()
+                        .chain(self.fabrics.keys())
+                        .map(String::as_str)
+                        .collect();
+                    known.sort_unstable();
                     Err(self.invalid(
                         p("material"),
                         format!(

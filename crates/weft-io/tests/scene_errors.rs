@@ -607,3 +607,53 @@ fn file_errors_name_the_file() {
         )
     );
 }
+
+#[test]
+fn fabric_presets_as_materials() {
+    // A preset homogenised at the patch's spacing: k_s = E_w s, k_b = B_w s.
+    let v = with(small(), |v| {
+        v["fabrics"] = json!({"shirt": {"preset": "cotton", "spacing": 0.005}});
+        v["objects"][2]["material"] = json!("shirt");
+    });
+    let scene = Scene::from_str(&v.to_string(), "scene.json").unwrap();
+    let built = scene.build().unwrap();
+    let m = built
+        .fabric
+        .materials
+        .iter()
+        .find(|m| m.name == "shirt")
+        .unwrap();
+    let p = weft_core::FabricPreset::Cotton.properties();
+    approx::assert_relative_eq!(m.stretch_stiffness, p.tensile * 0.005, max_relative = 1e-12);
+    approx::assert_relative_eq!(m.bending_stiffness, p.bending * 0.005, max_relative = 1e-12);
+    assert!(matches!(m.damping, weft_core::Damping::StrainRate(_)));
+    // A damping override replaces the preset's.
+    let v2 = with(v.clone(), |v| {
+        v["fabrics"]["shirt"]["damping"] = json!({"model": "rayleigh", "alpha": 0, "beta": 0.01});
+    });
+    let built = Scene::from_str(&v2.to_string(), "scene.json")
+        .unwrap()
+        .build()
+        .unwrap();
+    assert!(built.fabric.materials.iter().any(|m| matches!(
+        m.damping,
+        weft_core::Damping::Rayleigh { beta, .. } if beta == 0.01
+    )));
+    // Errors name the key.
+    let e = load_err(&with(v.clone(), |v| {
+        v["fabrics"]["shirt"]["preset"] = json!("linen");
+    }));
+    check(&e, "fabrics.shirt.preset", "unknown variant `linen`");
+    let e = load_err(&with(v.clone(), |v| {
+        v["fabrics"]["shirt"]["spacing"] = json!(0.0);
+    }));
+    check(&e, "fabrics.shirt.spacing", "positive");
+    let e = load_err(&with(v.clone(), |v| {
+        v["fabrics"]["cotton"] = json!({"preset": "silk", "spacing": 0.001});
+    }));
+    check(&e, "fabrics.cotton", "not also used in materials");
+    let e = load_err(&with(v, |v| {
+        v["objects"][2]["material"] = json!("jeans");
+    }));
+    check(&e, "objects[2].material", "(defined: cotton, shirt)");
+}

@@ -186,13 +186,25 @@ impl Outline {
             segment_edge.extend(std::iter::repeat_n(k, p.len()));
             points.extend(p);
         }
+        Self::with_edges(points, segment_edge, panel.edges.len())
+    }
+
+    /// A closed polygon (panel coordinates, m, at least 3 points, the loop
+    /// not repeated) as an outline of one edge (edge 0), as for a specimen
+    /// cut to a shape rather than a pattern panel.
+    pub fn from_polygon(points: Vec<[f64; 2]>) -> Self {
+        let n = points.len();
+        Self::with_edges(points, vec![0; n], 1)
+    }
+
+    fn with_edges(points: Vec<[f64; 2]>, segment_edge: Vec<usize>, edges: usize) -> Self {
         let n = points.len();
         let mut arc = vec![0.0; n];
         for i in 1..n {
             arc[i] = arc[i - 1] + dist(points[i - 1], points[i]);
         }
         let length = arc[n - 1] + dist(points[n - 1], points[0]);
-        let mut edge_range = vec![[0.0, 0.0]; panel.edges.len()];
+        let mut edge_range = vec![[0.0, 0.0]; edges];
         for i in 0..n {
             let k = segment_edge[i];
             let end = if i + 1 < n { arc[i + 1] } else { length };
