@@ -3,9 +3,10 @@
 //! and [`run_prepared`] with another engine, e.g. the CLI's CUDA one).
 //!
 //! Outputs in `out`: `energy.csv` (one row per output frame), `energy.svg`
-//! (the energy curves), `final_state.json`, per-frame geometry under
-//! `frames/` and `run_summary.json` (steps, rejected steps by reason,
-//! iterations, wall time). They are written atomically (energy rows are
+//! (the energy curves), `final_state.json`, `preview.png` (the yarns of
+//! the state reached, front and side), per-frame geometry under `frames/`
+//! and `run_summary.json` (steps, rejected steps by reason, iterations,
+//! wall time). They are written atomically (energy rows are
 //! appended and flushed one by one), so a failed run keeps every frame it
 //! finished; on a solver failure the last good state is still written to
 //! `final_state.json`, and the counts to `run_summary.json`.
@@ -352,11 +353,14 @@ pub fn run_prepared(
     // Writes the state reached (final_state.json) and the summary with the
     // simulation's counters (run_summary.json), at the end or on a failure.
     let write_end = |summary: &mut RunSummary, sim: &Simulation| -> Result<(), OutputError> {
-        weft_io::write_final_state(
-            out.join("final_state.json"),
-            &sim.state(),
-            &sim.assembler.fabric,
-        )?;
+        let state = sim.state();
+        let fabric = &sim.assembler.fabric;
+        weft_io::write_final_state(out.join("final_state.json"), &state, fabric)?;
+        // A picture of the yarns in the state reached (a non-finite state
+        // has none).
+        if let Ok(curves) = weft_io::YarnCurves::from_positions(fabric, &state.x, 4) {
+            weft_io::write_preview(out.join("preview.png"), &curves, None, 1200, 600)?;
+        }
         summary.t = sim.t;
         summary.rejections = sim
             .rejections

@@ -187,45 +187,40 @@ fn rotating_spring_scenes_reproduce_sbo18() {
     assert!(zeta.abs() < 0.005, "ζ = {zeta}");
 }
 
-/// The cloth dropped on a sphere of \[SBO17 §6.3, Fig. 4\], checked on the
-/// outputs of `weft run SCENE --out OUT` (energy.csv, every OBJ frame,
-/// final_state.json) with the numbers of the scene file, so the same
-/// checks hold the CI run of `sbo17_sphere_drop_coarse.json` (40 x 40
-/// yarns) and the full `sbo17_sphere_drop.json` (200 x 200, run from the
-/// CLI; see `full_sphere_drop_outputs`):
+/// The cloth dropped on a sphere of \[SBO17 §6.3, Fig. 4\] (11.5 cm, cotton
+/// shirting from the preset, a 3 cm sphere: the paper gives no size, and at
+/// 3 cm the 5.75 cm half-width reaches past the sphere's quarter
+/// circumference of 4.7 cm; dropped 1 cm above the pole, off centre by
+/// (2, 1) mm as no real drop is centred), checked on the outputs of
+/// `weft run SCENE --out OUT` (energy.csv, every OBJ frame,
+/// final_state.json) with the numbers of the scene file, so the same checks
+/// hold the CI run of `sbo17_sphere_drop_coarse.json` (40 x 40 yarns) and
+/// the full `sbo17_sphere_drop.json` (200 x 200, run from the CLI; see
+/// `full_sphere_drop_outputs`):
 ///
 /// 1. Free fall is exact until contact (strain-rate damping does not damp
 ///    rigid motion, and backward Euler integrates a constant acceleration
 ///    exactly): every frame before the contact time
-///    `t_c = √(2 (y₀ - r_s - R - δ)/g)` has `KE = ½ M g² t²`, M the yarns'
-///    total mass `2 n L ρπR²`, to 1e-6 relative: each step's velocity is
-///    exact up to Newton's tolerance, 1e-6 of the force scale (measured
-///    3e-9 full, below 1e-9 coarse; Rayleigh mass damping α would show
-///    `α t`, percents).
+///    `t_c = √(2 (y₀ - 2R - r_s - δ)/g)` (the crimp puts nodes R below the
+///    centre plane, and contact acts at `R + δ`) has `KE = ½ M g² t²`, M
+///    the yarns' total mass `ρ_A · side² · n/(n-1)`, to 1e-6 relative.
 /// 2. No node centre ever comes within `R` of the sphere: the penalty
 ///    layer (offset `R + δ`) keeps the yarns out (checked in every frame).
 /// 3. The cloth comes to rest: the last frame's kinetic energy is below
-///    1e-9 of the largest (measured 8e-13 coarse, 2e-19 full).
+///    1e-3 of the largest (measured 3.5e-4 coarse at 0.4 s: the folds
+///    still creep on the sphere's friction).
 /// 4. It rests on the pole: the node nearest the sphere's axis sits
 ///    `R + δ` from the sphere's surface (within 10 %).
-/// 5. With these parameters (Table 1's `k_b` = 1e-5 N m² per yarn, ρ_l =
-///    1.05e-5 kg/m) the cloth is a stiff plate: its bending length
-///    `(k_b / (2 ρ_l g))^(1/3)` = 0.37 m is six times the 5.75 cm
-///    overhang, so it rests flat on the top instead of draping (as it does
-///    in Fig. 4; see README). The corners' drop below the pole node lies
-///    between half the cantilever sag `2 ρ_l g L⁴ / (8 k_b)` of the
-///    half-width L and 1.5 times that of the half-diagonal (0.014 to
-///    0.17 mm; measured 0.051 mm coarse, 0.049 mm full): the
-///    coarse grid is the same plate, its yarns carry the same stiffness
-///    and weight per length.
+/// 5. The overhang falls past the equator: the lowest node is more than a
+///    third of the sphere's radius below its centre (cotton's bending
+///    length, 1.5 cm, is a quarter of the overhang; measured 2.5 cm below
+///    on 40 x 40).
 fn check_sphere_drop(scene: &Path, out: &Path) {
     let v = read_json(scene);
-    let mat = v["materials"].as_object().unwrap().values().next().unwrap();
-    let (r, rho, k_b) = (
-        mat["radius"].as_f64().unwrap(),
-        mat["density"].as_f64().unwrap(),
-        mat["bending_stiffness"].as_f64().unwrap(),
-    );
+    let fabric = v["fabrics"].as_object().unwrap().values().next().unwrap();
+    let preset: weft_core::FabricPreset = fabric["preset"].as_str().unwrap().parse().unwrap();
+    let props = preset.properties();
+    let r = props.radius;
     let patch = &v["objects"][0];
     let sphere = &v["objects"][1];
     let n = patch["yarn_counts"][0].as_u64().unwrap() as usize;
@@ -233,11 +228,13 @@ fn check_sphere_drop(scene: &Path, out: &Path) {
     let side = patch["size"][0].as_f64().unwrap();
     let y0 = patch["center"][1].as_f64().unwrap();
     let r_s = sphere["radius"].as_f64().unwrap();
+    let c = [0, 1, 2].map(|k| sphere["center"][k].as_f64().unwrap());
     let delta = sphere["margin"].as_f64().unwrap();
     let g = 9.81;
-    let rho_l = rho * std::f64::consts::PI * r * r;
-    let mass = 2.0 * n as f64 * side * rho_l;
-    let t_c = (2.0 * (y0 - r_s - r - delta) / g).sqrt();
+    let mass = props.areal_density * side * side * n as f64 / (n - 1) as f64;
+    let t_c = (2.0 * (y0 - 2.0 * r - r_s - delta - c[1]) / g).sqrt();
+    let dist =
+        |p: &[f64]| ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2) + (p[2] - c[2]).powi(2)).sqrt();
 
     let rows = energy_rows(out);
     let ke_max = rows.iter().map(|r| r[1]).fold(0.0, f64::max);
@@ -252,10 +249,10 @@ fn check_sphere_drop(scene: &Path, out: &Path) {
         );
         free += 1;
     }
-    assert!(free >= 3, "{free} frames before contact at {t_c} s");
+    assert!(free >= 2, "{free} frames before contact at {t_c} s");
     let last = rows.last().unwrap();
     assert!(
-        last[1] < 1e-9 * ke_max,
+        last[1] < 1e-3 * ke_max,
         "KE at the end {} of {ke_max}",
         last[1]
     );
@@ -266,7 +263,7 @@ fn check_sphere_drop(scene: &Path, out: &Path) {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
         for line in text.lines().filter(|l| l.starts_with("v ")) {
             let p: Vec<f64> = line[2..].split(' ').map(|c| c.parse().unwrap()).collect();
-            closest = closest.min((p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt());
+            closest = closest.min(dist(&p));
         }
         frames += 1;
     }
@@ -285,35 +282,32 @@ fn check_sphere_drop(scene: &Path, out: &Path) {
         .map(|p| [0, 1, 2].map(|c| p[c].as_f64().unwrap()))
         .collect();
     assert_eq!(x.len(), n * n);
-    let pole = x
-        .iter()
-        .min_by(|a, b| (a[0].hypot(a[2])).total_cmp(&b[0].hypot(b[2])))
-        .unwrap();
-    let gap = (pole[0] * pole[0] + pole[1] * pole[1] + pole[2] * pole[2]).sqrt() - r_s;
+    let axis = |p: &[f64; 3]| (p[0] - c[0]).hypot(p[2] - c[2]);
+    let pole = x.iter().min_by(|a, b| axis(a).total_cmp(&axis(b))).unwrap();
+    let gap = dist(pole) - r_s;
     assert!(
         (gap / (r + delta) - 1.0).abs() < 0.1,
         "pole node {gap} m from the surface, contact offset {}",
         r + delta
     );
-    let corner_y = [0, n - 1, n * n - n, n * n - 1].map(|i| x[i][1]);
-    let drop = pole[1] - corner_y.iter().cloned().fold(f64::INFINITY, f64::min);
-    let sag = |l: f64| 2.0 * rho_l * g * l.powi(4) / (8.0 * k_b);
-    let (lo, hi) = (0.5 * sag(side / 2.0), 1.5 * sag(side / 2.0 * 2f64.sqrt()));
+    let lowest = x.iter().map(|p| p[1]).fold(f64::INFINITY, f64::min);
     assert!(
-        drop > lo && drop < hi,
-        "corners {drop} m below the pole, stiff plate {lo}..{hi} m"
+        lowest < c[1] - r_s / 3.0,
+        "lowest node at {lowest} m: the overhang did not fall a third of the radius below the equator at {} m",
+        c[1]
     );
     eprintln!(
         "sphere drop ({n} x {n}): free fall to {t_c:.4} s exact over {free} frames, closest node \
          centre {:.3e} m from the surface, final KE {:.2e} of {ke_max:.2e} J, pole node {gap:.3e} m \
-         off the surface, corners {drop:.3e} m below it",
+         off the surface, lowest node {:.1} mm below the equator",
         closest - r_s,
-        last[1]
+        last[1],
+        (c[1] - lowest) * 1e3
     );
 }
 
-/// The CI version of the sphere drop: the full scene's material, sphere,
-/// patch size and drop height on a 40 x 40 grid, 0.25 s (19 s on 2 cores).
+/// The CI version of the sphere drop: the full scene's fabric, sphere,
+/// patch size and drop height on a 40 x 40 grid, 0.4 s (101 s on one core).
 #[test]
 fn sphere_drop_coarse_falls_freely_and_rests_on_the_pole() {
     let scene = repo().join("data/scenes/sbo17_sphere_drop_coarse.json");
@@ -326,6 +320,7 @@ fn sphere_drop_coarse_falls_freely_and_rests_on_the_pole() {
     );
     coarse["objects"][0]["yarn_counts"] = full["objects"][0]["yarn_counts"].clone();
     coarse["duration"] = full["duration"].clone();
+    coarse["fabrics"]["cotton"]["spacing"] = full["fabrics"]["cotton"]["spacing"].clone();
     assert_eq!(coarse, full);
     let out = tempfile::tempdir().unwrap();
     assert!(run_quiet(&scene, out.path()).status.success());

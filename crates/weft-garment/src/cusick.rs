@@ -194,8 +194,10 @@ pub struct Cusick {
 
 impl Cusick {
     /// Writes `summary.json`, `final_state.json`, the yarn curves
-    /// (`yarns.*` in `formats`) and `preview.png` to `out` (created if
-    /// missing), each atomically.
+    /// (`yarns.*` in `formats`), `preview.png` and `shadow.svg` (the view
+    /// from above: the specimen's flat outline in grey, the disc in dark
+    /// grey, the shadow in blue) to `out` (created if missing), each
+    /// atomically.
     ///
     /// # Errors
     /// [`GarmentError::Io`], [`GarmentError::Output`], [`GarmentError::Export`].
@@ -215,9 +217,53 @@ impl Cusick {
         )?;
         let curves = YarnCurves::from_positions(&self.fabric, &self.state.x, 4)?;
         weft_io::write_preview(out.join("preview.png"), &curves, None, 1200, 600)?;
+        let svg = shadow_svg(&self.summary);
+        let path = out.join("shadow.svg");
+        weft_io::output::atomic_write(&path, |w| w.write_all(svg.as_bytes()))?;
         weft_io::write_json(&out.join("summary.json"), &self.summary)?;
         Ok(())
     }
+}
+
+/// The view from above as an SVG document (500 x 500 px): the flat
+/// specimen, the disc and the shadow outline.
+fn shadow_svg(s: &CusickSummary) -> String {
+    use plotters::prelude::*;
+    let mut svg = String::new();
+    {
+        let px = 500i32;
+        let root = SVGBackend::with_string(&mut svg, (px as u32, px as u32)).into_drawing_area();
+        let scale = 0.45 * px as f64 / (0.5 * s.specimen_diameter_m);
+        let at = |r: f64, phi: f64| {
+            (
+                (0.5 * px as f64 + scale * r * phi.cos()).round() as i32,
+                (0.5 * px as f64 - scale * r * phi.sin()).round() as i32,
+            )
+        };
+        let circle = |r: f64| -> Vec<(i32, i32)> {
+            (0..360).map(|k| at(r, TAU * k as f64 / 360.0)).collect()
+        };
+        let n = s.shadow_radius_m.len();
+        let outline: Vec<(i32, i32)> = s
+            .shadow_radius_m
+            .iter()
+            .enumerate()
+            .map(|(k, &r)| at(r, TAU * (k as f64 + 0.5) / n as f64))
+            .collect();
+        // Drawing into a String cannot fail.
+        let _ = root.fill(&WHITE);
+        let _ = root.draw(&Polygon::new(
+            circle(0.5 * s.specimen_diameter_m),
+            RGBColor(225, 225, 225).filled(),
+        ));
+        let _ = root.draw(&Polygon::new(outline, RGBColor(140, 165, 235).filled()));
+        let _ = root.draw(&Polygon::new(
+            circle(0.5 * s.disc_diameter_m),
+            RGBColor(90, 90, 90).filled(),
+        ));
+        let _ = root.present();
+    }
+    svg
 }
 
 /// A pseudo-random number in `[-1, 1]` from `i` (splitmix64).

@@ -1300,6 +1300,38 @@ impl Scene {
                             ));
                         }
                     }
+                    if let Some(f) = self.fabrics.get(&w.material) {
+                        // A preset is homogenised at one yarn spacing: the
+                        // patch's warp spacing (across the warp yarns) and
+                        // weft spacing must both be it.
+                        let spacings = [
+                            w.size[1] / (w.yarn_counts[0] - 1) as f64,
+                            w.size[0] / (w.yarn_counts[1] - 1) as f64,
+                        ];
+                        for (j, sp) in spacings.into_iter().enumerate() {
+                            if (sp / f.spacing - 1.0).abs() > 0.01 {
+                                return Err(self.invalid(
+                                    p(&format!("yarn_counts[{j}]")),
+                                    format!(
+                                        "a {} yarn spacing of fabrics.{}.spacing = {} mm (within 1 %), got {} mm (size / (count - 1))",
+                                        ["warp", "weft"][j],
+                                        w.material,
+                                        num(f.spacing * 1e3),
+                                        num(sp * 1e3)
+                                    ),
+                                ));
+                            }
+                        }
+                        if w.sliding && !f.sliding {
+                            return Err(self.invalid(
+                                p("sliding"),
+                                format!(
+                                    "\"sliding\": false, or \"sliding\": true in fabrics.{} (its friction anchors and yarn contact); a sliding patch of a fabric without them lets the yarns run through the crossings freely",
+                                    w.material
+                                ),
+                            ));
+                        }
+                    }
                     for (j, s) in w.pinned.iter().enumerate() {
                         self.check_selector(&p(&format!("pinned[{j}]")), s, obj)?;
                     }

@@ -614,6 +614,7 @@ fn fabric_presets_as_materials() {
     let v = with(small(), |v| {
         v["fabrics"] = json!({"shirt": {"preset": "cotton", "spacing": 0.005}});
         v["objects"][2]["material"] = json!("shirt");
+        v["objects"][2]["sliding"] = json!(false);
     });
     let scene = Scene::from_str(&v.to_string(), "scene.json").unwrap();
     let built = scene.build().unwrap();
@@ -652,6 +653,24 @@ fn fabric_presets_as_materials() {
         v["fabrics"]["cotton"] = json!({"preset": "silk", "spacing": 0.001});
     }));
     check(&e, "fabrics.cotton", "not also used in materials");
+    // The patch must be woven at the preset's spacing, and slide only
+    // with the fabric's friction and contact.
+    let e = load_err(&with(v.clone(), |v| {
+        v["objects"][2]["yarn_counts"] = json!([3, 5]);
+    }));
+    check(
+        &e,
+        "objects[2].yarn_counts[1]",
+        "weft yarn spacing of fabrics.shirt.spacing = 5 mm",
+    );
+    let e = load_err(&with(v.clone(), |v| {
+        v["objects"][2]["sliding"] = json!(true);
+    }));
+    check(
+        &e,
+        "objects[2].sliding",
+        "yarns run through the crossings freely",
+    );
     let e = load_err(&with(v, |v| {
         v["objects"][2]["material"] = json!("jeans");
     }));

@@ -483,15 +483,16 @@ fn keyframe_interpolation() {
     assert_eq!(interpolate_keyframes(&[], 1.0), [0.0; 3]);
 }
 
-/// The shipped [SBO17 §6.3] sphere scene uses exactly `Material::sbo17()`
-/// (the material `weft bench` and the solver tests build in code).
+/// The shipped [SBO17 §6.3] sphere scene is cotton shirting: the cotton
+/// preset homogenised at the patch's yarn spacing.
 #[test]
-fn sbo17_scene_material_is_the_library_one() {
+fn sbo17_sphere_scene_is_the_cotton_preset() {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/scenes/sbo17_sphere_drop.json");
     let scene = Scene::from_path(path).unwrap();
+    let s = 0.115 / 199.0;
     assert_eq!(
-        scene.materials["sbo17"].to_material("sbo17"),
-        weft_core::Material::sbo17()
+        scene.core_materials(),
+        vec![weft_core::FabricPreset::Cotton.material(s, false)]
     );
 }
