@@ -18,7 +18,8 @@
 // puts the PSD-projected elastic Hessians K+ (elastic_projected, the
 // default) into the matrix, 1 the exact ones K. Energies, forces and the
 // residual do not depend on it. With Rayleigh damping the force is
-// -beta K qdot with the EXACT K in both modes; its matrix term is h beta K+.
+// -beta K+ qdot with the PSD projection K+ in both modes (with the exact K a
+// compressed element would gain energy), and its matrix term h beta K+.
 #include "weft_elements.cuh"
 #include "weft_collide.cuh"
 #include "weft_reduce.cuh"
@@ -180,13 +181,16 @@ extern "C" __global__ void weft_assemble_segments(
             en[3] += 2.0 * w;
         }
         if (mp.rayleigh) {
-            // Force with the exact K, matrix term with k (= K when exact).
+            // Force and matrix term with K+, the PSD projection (k unless
+            // exact_hessians): with the exact K a compressed segment would
+            // gain energy from its damping.
             double kx[64];
-            if (!exact_hessians) {
-                double ex, gex[8];
-                elastic<1, 8>(mp.k_s, st, om, gom, &ex, gex, kx);
+            if (exact_hessians) {
+                double ex, gex[8], clamp[64];
+                stretch_clamped_strain_hessian(qe, st.value[0], clamp);
+                elastic_projected<1, 8>(mp.k_s, st, om, gom, clamp, &ex, gex, kx);
             }
-            const double* kf = exact_hessians ? k : kx;
+            const double* kf = exact_hessians ? kx : k;
             double dp = 0.0;
             for (int i = 0; i < 8; ++i) {
                 double fd = 0.0;
@@ -195,7 +199,7 @@ extern "C" __global__ void weft_assemble_segments(
                 fe[i] -= fd;
                 dp += ve[i] * fd;
             }
-            for (int i = 0; i < 64; ++i) ae[i] += (m[i] * mp.alpha + k[i] * mp.beta) * h;
+            for (int i = 0; i < 64; ++i) ae[i] += (m[i] * mp.alpha + kf[i] * mp.beta) * h;
             en[3] += dp;
         }
         // Parallel-yarn contact on (s_a, s_b).
@@ -241,15 +245,16 @@ extern "C" __global__ void weft_assemble_segments(
 // Local force, matrix block and energies of a bending or shear element
 // (assembly.rs local_terms): elastic (energy e, gradient g, matrix
 // stiffness k: the projected K+ or the exact K), optional strain-rate
-// damping, optional Rayleigh beta with kv = K ve from the EXACT K (force
-// -beta K ve, matrix term h beta k).
+// damping, optional Rayleigh beta with the PSD projection kr = K+ and
+// kv = K+ ve (force -beta K+ ve, matrix term h beta K+: with the exact K a
+// compressed element would gain energy from its damping).
 template <int N>
 __device__ __forceinline__ void local_terms(double e, const double* g, const double* k,
                                             int has_damping, const double* df,
                                             const double* vj, const double* pj, double w,
-                                            const GpuMaterial& mp, const double* kv,
-                                            const double* ve, double h, double* re, double* ae,
-                                            double* en) {
+                                            const GpuMaterial& mp, const double* kr,
+                                            const double* kv, const double* ve, double h,
+                                            double* re, double* ae, double* en) {
     double fe[N];
     en[1] += e;
     for (int i = 0; i < N; ++i) fe[i] = -g[i];
@@ -266,7 +271,7 @@ __device__ __forceinline__ void local_terms(double e, const double* g, const dou
             fe[i] -= fd;
             dp += ve[i] * fd;
         }
-        for (int i = 0; i < N * N; ++i) ae[i] += k[i] * (mp.beta * h);
+        for (int i = 0; i < N * N; ++i) ae[i] += kr[i] * (mp.beta * h);
         en[3] += dp;
     }
     for (int i = 0; i < N; ++i) re[i] = -fe[i] * h;
@@ -285,22 +290,24 @@ __device__ __forceinline__ void mat_vec(const double* k, const double* ve, doubl
 // Elastic energy e, gradient g and matrix stiffness k (N x N) of one
 // element: exact(e, g, k) writes the exact Hessian, projected(e, g, k) its
 // PSD projection; k is the exact one when exact_hessians. With Rayleigh
-// damping kv = K ve with the exact K (evaluated first when the projection
-// then overwrites k).
+// damping kr = K+ (the projection, evaluated separately when k is exact)
+// and kv = K+ ve.
 template <int N, class Exact, class Projected>
 __device__ __forceinline__ void elastic_terms(int exact_hessians, int rayleigh, Exact exact,
                                               Projected projected, const double* ve, double* e,
-                                              double* g, double* k, double* kv) {
+                                              double* g, double* k, double* kr, double* kv) {
     if (exact_hessians) {
         exact(e, g, k);
-        if (rayleigh) mat_vec<N>(k, ve, kv);
-    } else {
         if (rayleigh) {
-            exact(e, g, k);
-            mat_vec<N>(k, ve, kv);
+            double e2, g2[N];
+            projected(&e2, g2, kr);
         }
+    } else {
         projected(e, g, k);
+        if (rayleigh)
+            for (int i = 0; i < N * N; ++i) kr[i] = k[i];
     }
+    if (rayleigh) mat_vec<N>(kr, ve, kv);
 }
 
 // Bending: bend_nodes 3 per element (centre, next, prev), bend_slot the
@@ -322,7 +329,7 @@ extern "C" __global__ void weft_assemble_bending(
         double qe[12], ve[12];
         gather_relative<12, 3>(q_n, v, h, nodes, slot, qe);
         gather<12, 3>(v, nodes, slot, ve);
-        double e, g[12], k[144], kv[12];
+        double e, g[12], k[144], kr[144], kv[12];
         elastic_terms<12>(
             exact_hessians, mp.rayleigh,
             [&](double* e_, double* g_, double* k_) {
@@ -331,12 +338,12 @@ extern "C" __global__ void weft_assemble_bending(
             [&](double* e_, double* g_, double* k_) {
                 bend_elastic_projected(mp.k_b, qe, threshold, e_, g_, k_);
             },
-            ve, &e, g, k, kv);
+            ve, &e, g, k, kr, kv);
         double rate[3], w = 0.0, df[12], vj[144], pj[144];
         int damp = mp.kd_bending > 0.0;
         if (damp) bend_dissipation(mp.kd_bending, qe, ve, threshold, rate, &w, df, vj, pj);
         double re[12], ae[144];
-        local_terms<12>(e, g, k, damp, df, vj, pj, w, mp, kv, ve, h, re, ae, en);
+        local_terms<12>(e, g, k, damp, df, vj, pj, w, mp, kr, kv, ve, h, re, ae, en);
         scatter<12, 3>(residual, values, nodes, bend_blocks + 9 * ei, slot, re, ae, with_matrix);
     }
     block_add4(en, energies);
@@ -363,7 +370,7 @@ extern "C" __global__ void weft_assemble_shear(
             gather_relative<9, 3>(q_n, v, h, nodes, 0, qe);
             gather<9, 3>(v, nodes, 0, ve);
             Jamming jm = shear_jamming_from_geometry(mp.radius, spacing, threshold);
-            double e, g[9], k[81], kv[9];
+            double e, g[9], k[81], kr[81], kv[9];
             elastic_terms<9>(
                 exact_hessians, mp.rayleigh,
                 [&](double* e_, double* g_, double* k_) {
@@ -372,12 +379,12 @@ extern "C" __global__ void weft_assemble_shear(
                 [&](double* e_, double* g_, double* k_) {
                     shear_elastic_projected(mp.k_x, spacing, threshold, jm, qe, e_, g_, k_);
                 },
-                ve, &e, g, k, kv);
+                ve, &e, g, k, kr, kv);
             double rate[3], w = 0.0, df[9], vj[81], pj[81];
             int damp = mp.kd_shear > 0.0;
             if (damp) shear_dissipation(mp.kd_shear, spacing, threshold, qe, ve, rate, &w, df, vj, pj);
             double re[9], ae[81];
-            local_terms<9>(e, g, k, damp, df, vj, pj, w, mp, kv, ve, h, re, ae, en);
+            local_terms<9>(e, g, k, damp, df, vj, pj, w, mp, kr, kv, ve, h, re, ae, en);
             scatter<9, 3>(residual, values, nodes, shear_blocks + 9 * ei, 0, re, ae, with_matrix);
         }
     }

@@ -57,7 +57,10 @@ pub enum Damping {
     /// `k_d = β k` per mode, β in seconds [SBO18 eq. 12].
     StrainRateBeta(ModeCoefficients),
     /// Rayleigh damping `f = -(α M + β K) q̇` [SBO17 eq. 4]: `alpha` in 1/s,
-    /// `beta` in s. A baseline: it damps rigid motion.
+    /// `beta` in s. A baseline: it damps rigid motion. `K` is taken as the
+    /// PSD projection `K⁺` of each element's elastic stiffness: the exact
+    /// `K` of a compressed or buckled element has negative eigenvalues, and
+    /// `-β K q̇` along them would add energy.
     Rayleigh {
         /// Mass-proportional coefficient α (1/s).
         alpha: f64,

@@ -80,7 +80,8 @@ pub struct Energies {
     /// Gravitational potential energy (J), zero at the origin.
     pub gravity: f64,
     /// Dissipated power of the damping model at this state (W):
-    /// `Σ 2W` for strain-rate potentials, `q̇ᵀ(αM + βK)q̇` for Rayleigh.
+    /// `Σ 2W` for strain-rate potentials, `q̇ᵀ(αM + βK⁺)q̇` for Rayleigh
+    /// (`K⁺` the PSD projection of the elastic stiffness).
     pub dissipation_power: f64,
 }
 
@@ -565,7 +566,8 @@ impl Assembler {
                     let st = stretch::strain(&qe);
                     let sm = stretch::measure(&qe);
                     // PSD Hessian approximation for the matrix (projected
-                    // Newton); the exact one only where Rayleigh needs K.
+                    // Newton), the exact one while the step uses exact
+                    // Hessians.
                     let ev = if exact {
                         elastic(mp.k_s, &st, &sm)
                     } else {
@@ -583,10 +585,20 @@ impl Assembler {
                         en.dissipation_power += 2.0 * d.potential;
                     }
                     if let Some((alpha, beta)) = mp.rayleigh {
-                        let k_exact = elastic(mp.k_s, &st, &sm).hessian;
-                        let fd = (m * alpha + k_exact * beta) * ve;
+                        // K⁺, the PSD projection: Rayleigh damping with the
+                        // exact K of a compressed segment would add energy.
+                        let k_plus = if exact {
+                            elastic_projected(mp.k_s, &st, &sm, |e| {
+                                stretch::clamped_strain_hessian(&qe, e[0])
+                            })
+                            .hessian
+                        } else {
+                            ev.hessian
+                        };
+                        let c = m * alpha + k_plus * beta;
+                        let fd = c * ve;
                         fe -= fd;
-                        ae += (m * alpha + ev.hessian * beta) * h;
+                        ae += c * h;
                         en.dissipation_power += ve.dot(&fd);
                     }
                     // Parallel-yarn contact on (s_a, s_b).
@@ -664,9 +676,14 @@ impl Assembler {
                     } else {
                         bending::energy_projected(mp.k_b, &qe, threshold)
                     };
-                    let rayleigh = mp
-                        .rayleigh
-                        .map(|(_, beta)| (beta, bending::energy(mp.k_b, &qe, threshold).hessian));
+                    let rayleigh = mp.rayleigh.map(|(_, beta)| {
+                        let k_plus = if exact {
+                            bending::energy_projected(mp.k_b, &qe, threshold).hessian
+                        } else {
+                            ev.hessian
+                        };
+                        (beta, k_plus)
+                    });
                     let damping = (mp.kd.bending > 0.0).then(|| {
                         let d = bending::damping(mp.kd.bending, &qe, &ve, threshold);
                         (
@@ -718,7 +735,14 @@ impl Assembler {
                     } else {
                         sh.elastic_projected(&qe)
                     };
-                    let rayleigh = mp.rayleigh.map(|(_, beta)| (beta, sh.elastic(&qe).hessian));
+                    let rayleigh = mp.rayleigh.map(|(_, beta)| {
+                        let k_plus = if exact {
+                            sh.elastic_projected(&qe).hessian
+                        } else {
+                            ev.hessian
+                        };
+                        (beta, k_plus)
+                    });
                     let damping = (sh.k_d > 0.0).then(|| {
                         let d = sh.dissipation(&qe, &ve);
                         (
@@ -1118,9 +1142,11 @@ type LocalDamping<const N: usize> = (SVector<f64, N>, SMatrix<f64, N, N>, SMatri
 /// The local force `f` (elastic + damping), system-matrix block
 /// `h² K⁺ - h ∂f_d/∂q̇ - h² ∂f_d/∂q` and energies of an element with elastic
 /// evaluation `ev` (its Hessian `K⁺` the PSD approximation), optional
-/// strain-rate `damping`, and optional Rayleigh `(β, K)` with the exact
-/// stiffness `K` (only β acts per element: the force is `-β K q̇`, its
-/// matrix term `h β K⁺`), at velocity `ve`, step `h`.
+/// strain-rate `damping`, and optional Rayleigh `(β, K⁺)` with the PSD
+/// projection `K⁺` of the element's stiffness (only β acts per element:
+/// the force is `-β K⁺ q̇`, its matrix term `h β K⁺`; with the exact `K`, a
+/// compressed or buckled element, whose `K` has negative eigenvalues, would
+/// gain energy from its damping), at velocity `ve`, step `h`.
 fn local_terms<const N: usize>(
     ev: &weft_potentials::ElementEval<N>,
     damping: Option<LocalDamping<N>>,
@@ -1139,10 +1165,10 @@ fn local_terms<const N: usize>(
         ae -= vjac * h + pjac * (h * h);
         en.dissipation_power += 2.0 * potential;
     }
-    if let Some((beta, k_exact)) = rayleigh {
-        let fd = k_exact * ve * beta;
+    if let Some((beta, k_plus)) = rayleigh {
+        let fd = k_plus * ve * beta;
         fe -= fd;
-        ae += ev.hessian * (beta * h);
+        ae += k_plus * (beta * h);
         en.dissipation_power += ve.dot(&fd);
     }
     (fe, ae, en)
