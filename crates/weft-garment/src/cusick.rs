@@ -26,7 +26,7 @@
 
 use crate::error::GarmentError;
 use crate::options::RelaxOptions;
-use crate::pipeline::{GRAVITY, LevelSim, relax_settings};
+use crate::pipeline::{GRAVITY, LevelSim, relax_settings, write_state_outputs};
 use crate::progress::{Phase, Progress};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
@@ -34,7 +34,7 @@ use std::f64::consts::{PI, TAU};
 use std::path::Path;
 use std::time::Instant;
 use weft_core::{FabricBuilder, FabricPreset, PanelNode, State, WovenPanelSpec};
-use weft_io::{CurveExportOptions, CurveFormat, YarnCurves};
+use weft_io::CurveFormat;
 use weft_pattern::geometry::Outline;
 use weft_pattern::weave::weave_outline;
 use weft_solver::Simulation;
@@ -202,21 +202,7 @@ impl Cusick {
     /// # Errors
     /// [`GarmentError::Io`], [`GarmentError::Output`], [`GarmentError::Export`].
     pub fn write_outputs(&self, out: &Path, formats: &[CurveFormat]) -> Result<(), GarmentError> {
-        std::fs::create_dir_all(out).map_err(|source| GarmentError::Io {
-            path: out.to_path_buf(),
-            source,
-        })?;
-        weft_io::write_final_state(out.join("final_state.json"), &self.state, &self.fabric)?;
-        weft_io::write_curves(
-            out,
-            "yarns",
-            &self.fabric,
-            &self.state.x,
-            formats,
-            &CurveExportOptions::default(),
-        )?;
-        let curves = YarnCurves::from_positions(&self.fabric, &self.state.x, 4)?;
-        weft_io::write_preview(out.join("preview.png"), &curves, None, 1200, 600)?;
+        write_state_outputs(out, &self.fabric, &self.state, formats, None)?;
         let svg = shadow_svg(&self.summary);
         let path = out.join("shadow.svg");
         weft_io::output::atomic_write(&path, |w| w.write_all(svg.as_bytes()))?;

@@ -270,18 +270,7 @@ impl Drape {
     /// # Errors
     /// [`GarmentError::Io`], [`GarmentError::Output`], [`GarmentError::Export`].
     pub fn write_outputs(&self, out: &Path, formats: &[CurveFormat]) -> Result<(), GarmentError> {
-        create_dir(out)?;
-        let fabric = self.fabric();
-        weft_io::write_final_state(out.join("final_state.json"), &self.state, fabric)?;
-        weft_io::write_curves(
-            out,
-            "yarns",
-            fabric,
-            &self.state.x,
-            formats,
-            &CurveExportOptions::default(),
-        )?;
-        write_preview(out, fabric, &self.state.x, &self.body)?;
+        write_state_outputs(out, self.fabric(), &self.state, formats, Some(&self.body))?;
         if formats.contains(&CurveFormat::Mitsuba) {
             self.write_mitsuba_scene(out)?;
         }
@@ -361,15 +350,41 @@ fn create_dir(d: &Path) -> Result<(), GarmentError> {
     })
 }
 
+/// Writes `preview.png` of the yarns at `x` on `body` (1200 x 900 with a
+/// body, 1200 x 600 without: the yarns alone are wider than tall).
 fn write_preview(
     out: &Path,
     fabric: &Fabric,
     x: &[Vector3<f64>],
-    body: &TriMesh,
+    body: Option<&TriMesh>,
 ) -> Result<(), GarmentError> {
     let curves = YarnCurves::from_positions(fabric, x, 4)?;
-    weft_io::write_preview(out.join("preview.png"), &curves, Some(body), 1200, 900)?;
+    let height = if body.is_some() { 900 } else { 600 };
+    weft_io::write_preview(out.join("preview.png"), &curves, body, 1200, height)?;
     Ok(())
+}
+
+/// Writes what every finished simulation of the library leaves in `out`
+/// (created if missing): `final_state.json`, the yarn curves (`yarns.*` in
+/// `formats`) and `preview.png` (on `body` if any), each atomically.
+pub(crate) fn write_state_outputs(
+    out: &Path,
+    fabric: &Fabric,
+    state: &State,
+    formats: &[CurveFormat],
+    body: Option<&TriMesh>,
+) -> Result<(), GarmentError> {
+    create_dir(out)?;
+    weft_io::write_final_state(out.join("final_state.json"), state, fabric)?;
+    weft_io::write_curves(
+        out,
+        "yarns",
+        fabric,
+        &state.x,
+        formats,
+        &CurveExportOptions::default(),
+    )?;
+    write_preview(out, fabric, &state.x, body)
 }
 
 /// Drapes the pattern file `pattern` with `opts`, in memory (no files
@@ -840,7 +855,7 @@ impl<'a> Run<'a> {
                     let state = ls.sim.state();
                     let fabric = &ls.sim.assembler.fabric;
                     weft_io::write_final_state(out.join("final_state.json"), &state, fabric)?;
-                    write_preview(out, fabric, &state.x, body)?;
+                    write_preview(out, fabric, &state.x, Some(body))?;
                 }
                 return Err(GarmentError::Solver {
                     phase: phase.name(),
