@@ -26,7 +26,7 @@ use weft_core::{FabricBuilder, Material, NodeSelector, WovenPatchSpec};
 use weft_cuda::cuda::CudaBackend;
 use weft_solver::multigrid::{Hierarchy, Multigrid, MultigridOptions};
 use weft_solver::pcg::{BlockJacobi, CpuOps, pcg};
-use weft_solver::{LinearSolver, Settings, Simulation};
+use weft_solver::{LinearSolver, Settings, Simulation, step_halving_on_rejection};
 
 /// `--preconditioner` of `weft bench` (the scene key's values).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -334,23 +334,17 @@ fn measure(
         // As the step controller does, a rejected attempt is retried at half
         // the step (small patches hanging from two corners occasionally
         // need it; the time includes the rejected attempts).
-        let mut h = sim.h;
         let updates = sim.multigrid_updates();
         let t0 = Instant::now();
-        let mut rejected = 0;
-        let stats = loop {
-            match sim.try_step(h) {
-                Ok(stats) => break stats,
-                Err(e) if rejected < 4 => {
-                    eprintln!("weft bench: step of {h:.3e} s rejected ({e}); retrying at half");
-                    rejected += 1;
-                    h *= 0.5;
-                }
-                Err(e) => {
-                    anyhow::bail!("benchmark step rejected {} times, last: {e}", rejected + 1)
-                }
-            }
-        };
+        let (outcome, h) = step_halving_on_rejection(
+            sim.h,
+            4,
+            |h| Ok::<_, std::convert::Infallible>(sim.try_step(h)),
+            |h, e| eprintln!("weft bench: step of {h:.3e} s rejected ({e}); retrying at half"),
+        )
+        .unwrap_or_else(|never| match never {});
+        let stats =
+            outcome.map_err(|e| anyhow::anyhow!("benchmark step rejected 5 times, last: {e}"))?;
         (
             Some(t0.elapsed().as_secs_f64()),
             Some(h),
@@ -433,6 +427,8 @@ pub struct GpuRecord {
     step_h: Option<f64>,
     newton_iterations: Option<usize>,
     cg_iterations: Option<usize>,
+    /// Why the full step was not measured (five rejected attempts).
+    step_rejected: Option<String>,
     peak_device_bytes_per_node: f64,
 }
 
@@ -444,6 +440,28 @@ fn run_cuda(args: &BenchArgs, backend: &CudaBackend) -> Result<()> {
     };
     sizes.sort_unstable();
     let step_max = args.step_max_nodes.unwrap_or(usize::MAX);
+    if !args.json {
+        // Each row is printed when measured, so a long run that is stopped
+        // keeps the rows it finished.
+        println!(
+            "{:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9} {:>7} {:>7} {:>9}",
+            "nodes",
+            "blocks",
+            "assembly",
+            "pcg iter",
+            "pcg",
+            "d2d copy",
+            "ratio",
+            "step",
+            "newton",
+            "cg",
+            "peak"
+        );
+        println!(
+            "{:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9} {:>7} {:>7} {:>9}",
+            "", "", "ms", "ms", "GB/s", "GB/s", "", "s", "iters", "iters", "B/node"
+        );
+    }
     let mut records = Vec::new();
     for &n in &sizes {
         if !args.json {
@@ -456,7 +474,7 @@ fn run_cuda(args: &BenchArgs, backend: &CudaBackend) -> Result<()> {
         let sim = patch_simulation(n, BenchPreconditioner::BlockJacobi)?;
         let dofs = sim.q.len();
         let b = weft_cuda::bench::measure(backend, sim, n <= step_max)?;
-        records.push(GpuRecord {
+        let r = GpuRecord {
             backend: "cuda",
             device: backend.device.name.clone(),
             nodes: b.nodes,
@@ -472,48 +490,46 @@ fn run_cuda(args: &BenchArgs, backend: &CudaBackend) -> Result<()> {
             step_h: b.step_h,
             newton_iterations: b.newton_iterations,
             cg_iterations: b.cg_iterations,
+            step_rejected: b.step_rejected,
             peak_device_bytes_per_node: b.peak_device_bytes as f64 / b.nodes as f64,
-        });
+        };
+        if !args.json {
+            println!(
+                "{:>9} {:>10} {:>10.3} {:>10.4} {:>9.1} {:>9.1} {:>6.2} {:>9} {:>7} {:>7} {:>9.0}",
+                r.nodes,
+                r.blocks,
+                r.assembly_s * 1e3,
+                r.pcg_iteration_s * 1e3,
+                r.pcg_gbps,
+                r.copy_gbps,
+                r.pcg_fraction_of_copy,
+                step_cell(r.step_s, r.step_rejected.is_some()),
+                r.newton_iterations.map_or("-".into(), |s| s.to_string()),
+                r.cg_iterations.map_or("-".into(), |s| s.to_string()),
+                r.peak_device_bytes_per_node
+            );
+            if let Some(why) = &r.step_rejected {
+                println!(
+                    "{:>9} full step rejected five times (halving the step each time); last: {why}",
+                    ""
+                );
+            }
+        }
+        records.push(r);
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&records)?);
-        return Ok(());
-    }
-    println!(
-        "{:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9} {:>7} {:>7} {:>9}",
-        "nodes",
-        "blocks",
-        "assembly",
-        "pcg iter",
-        "pcg",
-        "d2d copy",
-        "ratio",
-        "step",
-        "newton",
-        "cg",
-        "peak"
-    );
-    println!(
-        "{:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9} {:>7} {:>7} {:>9}",
-        "", "", "ms", "ms", "GB/s", "GB/s", "", "s", "iters", "iters", "B/node"
-    );
-    for r in &records {
-        println!(
-            "{:>9} {:>10} {:>10.3} {:>10.4} {:>9.1} {:>9.1} {:>6.2} {:>9} {:>7} {:>7} {:>9.0}",
-            r.nodes,
-            r.blocks,
-            r.assembly_s * 1e3,
-            r.pcg_iteration_s * 1e3,
-            r.pcg_gbps,
-            r.copy_gbps,
-            r.pcg_fraction_of_copy,
-            r.step_s.map_or("-".into(), |s| format!("{s:.3}")),
-            r.newton_iterations.map_or("-".into(), |s| s.to_string()),
-            r.cg_iterations.map_or("-".into(), |s| s.to_string()),
-            r.peak_device_bytes_per_node
-        );
     }
     Ok(())
+}
+
+/// The table's step cell: seconds, `rejected`, or `-` when not measured.
+fn step_cell(step_s: Option<f64>, rejected: bool) -> String {
+    match step_s {
+        Some(s) => format!("{s:.3}"),
+        None if rejected => "rejected".into(),
+        None => "-".into(),
+    }
 }
 
 /// Runs the configurations in increasing size (so the process peak memory

@@ -3,12 +3,12 @@
 //! device-to-device copy measured in the same run, per full backward-Euler
 //! step, and peak device memory per node.
 //!
-//! **NOT YET RUN ON A GPU.**
+//! First run on a GPU (an H100) on 2026-11-26: BENCHMARKS.md.
 
 use crate::cuda::{CudaBackend, CudaError};
 use crate::step::{CudaSimulation, CudaStepError};
 use std::time::Instant;
-use weft_solver::Simulation;
+use weft_solver::{Simulation, step_halving_on_rejection};
 
 /// One benchmark row of the device backend.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,6 +38,9 @@ pub struct GpuBench {
     pub newton_iterations: Option<usize>,
     /// Its PCG iterations.
     pub cg_iterations: Option<usize>,
+    /// Why the step was not measured although asked for: the last of five
+    /// rejected attempts (each retried at half the step).
+    pub step_rejected: Option<String>,
     /// Peak device memory used by this simulation (bytes: device use at the
     /// fullest point of a step, or after the PCG benchmark, minus the use
     /// before the upload).
@@ -63,11 +66,15 @@ fn used_memory(backend: &CudaBackend) -> Result<usize, CudaError> {
 }
 
 /// Benchmarks `sim` on the device (see the module docs); with `full_step`
-/// also two steps of `sim.h` from its state, the second one timed.
+/// also two steps from its state, the second one timed, each retried at
+/// half the step after a rejection, at most four times
+/// ([`weft_solver::step_halving_on_rejection`], as on the CPU). A step still
+/// rejected is reported in [`GpuBench::step_rejected`], not as an error, so
+/// the row keeps its assembly and PCG figures.
 ///
 /// # Errors
-/// [`CudaStepError::Unsupported`] for a scene the backend refuses, device
-/// failures, and a rejected timed step.
+/// [`CudaStepError::Unsupported`] for a scene the backend refuses, and
+/// device failures.
 pub fn measure(
     backend: &CudaBackend,
     sim: Simulation,
@@ -118,17 +125,29 @@ pub fn measure(
     let copy_gbps = (2 * 8 * len * reps) as f64 / t0.elapsed().as_secs_f64() / 1e9;
     drop((src, dst));
     let (mut step_s, mut step_h, mut newton, mut cg) = (None, None, None, None);
+    let mut step_rejected = None;
     if full_step {
-        cs.try_step(h)?.map_err(CudaStepError::Rejected)?;
+        let quiet = |_: f64, _: &weft_solver::Rejection| {};
+        let (first, h) = step_halving_on_rejection(h, 4, |h| cs.try_step(h), quiet)?;
         backend.synchronize()?;
-        let h = cs.sim.h;
-        let t0 = Instant::now();
-        let st = cs.try_step(h)?.map_err(CudaStepError::Rejected)?;
-        backend.synchronize()?;
-        step_s = Some(t0.elapsed().as_secs_f64());
-        step_h = Some(h);
-        newton = Some(st.newton_iterations);
-        cg = Some(st.cg_iterations);
+        let timed = match first {
+            Ok(_) => {
+                let t0 = Instant::now();
+                let (st, h) = step_halving_on_rejection(h, 4, |h| cs.try_step(h), quiet)?;
+                backend.synchronize()?;
+                st.map(|st| (st, h, t0.elapsed().as_secs_f64()))
+            }
+            Err(e) => Err(e),
+        };
+        match timed {
+            Ok((st, h, s)) => {
+                step_s = Some(s);
+                step_h = Some(h);
+                newton = Some(st.newton_iterations);
+                cg = Some(st.cg_iterations);
+            }
+            Err(e) => step_rejected = Some(e.to_string()),
+        }
         peak = peak.max(cs.step.peak_used.saturating_sub(used0));
     }
     Ok(GpuBench {
@@ -143,6 +162,7 @@ pub fn measure(
         step_h,
         newton_iterations: newton,
         cg_iterations: cg,
+        step_rejected,
         peak_device_bytes: peak,
     })
 }

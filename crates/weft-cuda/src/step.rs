@@ -35,7 +35,9 @@
 //! with the kernels executed on the host ([`crate::emulate`]), so the
 //! device step is tested against the CPU without a GPU (tests/step.rs).
 //!
-//! **NOT YET RUN ON A GPU** (see the crate docs).
+//! Run on a GPU once (an H100, 2026-11-26; see the crate docs): it follows
+//! the CPU trajectory there, but small scenes step about 7x slower than on
+//! the CPU (BENCHMARKS.md).
 
 use crate::cuda::{CudaBackend, CudaError, DeviceSystem};
 use crate::emulate::{self, EmulatedOps};

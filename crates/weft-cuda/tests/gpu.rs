@@ -12,7 +12,8 @@
 //! CPU checks and `Assembler::update_anchors` (same segments, 1e-12).
 //!
 //! Every test skips with a visible message when no CUDA device (or no
-//! NVRTC) is available. As of this commit they have never run on a GPU.
+//! NVRTC) is available. First run on a GPU (an H100) on 2026-11-26:
+//! BENCHMARKS.md has the figures.
 
 mod common;
 
@@ -178,10 +179,16 @@ fn gpu_trajectory_matches_cpu_for_100_steps() {
         let mut gpu = CudaSimulation::new(&b, start).unwrap();
         let norm = |x: &[f64]| x.iter().map(|a| a * a).sum::<f64>().sqrt();
         let (mut worst_q, mut dv_max, mut v_max) = (0.0f64, 0.0f64, 0.0f64);
+        let (mut cpu_s, mut gpu_s, mut steps) = (0.0, 0.0, 0);
         for k in 1..=100 {
             let t = k as f64 * 1e-3;
+            let t0 = std::time::Instant::now();
             let sc = cpu.advance_to(t, |_, _| {}).unwrap();
+            let t1 = std::time::Instant::now();
             let sg = gpu.advance_to(t, |_, _| {}).unwrap();
+            cpu_s += (t1 - t0).as_secs_f64();
+            gpu_s += t1.elapsed().as_secs_f64();
+            steps += sg.len();
             assert_eq!(
                 sc.len(),
                 sg.len(),
@@ -198,7 +205,8 @@ fn gpu_trajectory_matches_cpu_for_100_steps() {
         assert_eq!(gpu.sim.rejections, cpu.rejections);
         let wv = dv_max / v_max;
         eprintln!(
-            "{name}: GPU vs CPU over 100 steps: worst relative difference q {worst_q:.2e}, v {wv:.2e}"
+            "{name}: GPU vs CPU over 100 steps: worst relative difference q {worst_q:.2e}, v {wv:.2e} \
+             ({steps} accepted steps; CPU {cpu_s:.1} s, GPU {gpu_s:.1} s)"
         );
         assert!(
             wv < 1e-6,

@@ -333,6 +333,37 @@ impl SolverError {
     }
 }
 
+/// One step of size `h0` (s) retried at half the size after each rejection,
+/// as the adaptive controller does, at most `retries` times: the benchmark
+/// protocol of `weft bench` on every backend. `try_step` attempts one step
+/// of the given size (`Simulation::try_step` on the CPU, a device
+/// simulation's `try_step` on CUDA); `on_reject` sees each rejected size and
+/// reason.
+///
+/// Returns the last attempt's outcome and its step size.
+///
+/// # Errors
+/// The first error of `try_step` itself (a backend failure).
+pub fn step_halving_on_rejection<E>(
+    h0: f64,
+    retries: usize,
+    mut try_step: impl FnMut(f64) -> Result<Result<StepStats, Rejection>, E>,
+    mut on_reject: impl FnMut(f64, &Rejection),
+) -> Result<(Result<StepStats, Rejection>, f64), E> {
+    let mut h = h0;
+    let mut rejected = 0;
+    loop {
+        match try_step(h)? {
+            Err(e) if rejected < retries => {
+                on_reject(h, &e);
+                rejected += 1;
+                h *= 0.5;
+            }
+            outcome => return Ok((outcome, h)),
+        }
+    }
+}
+
 /// Statistics of one accepted step.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepStats {
@@ -1473,4 +1504,58 @@ pub fn arc_length_message(yarn: &str, a: usize, b: usize) -> String {
 
 fn mask(r: &mut [f64], free: &[f64]) {
     update(r, |i, r| r * free[i]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rejection() -> Rejection {
+        Rejection::LinearSolve {
+            iteration: 1,
+            iterations: 10,
+            relative_residual: 2.0,
+            node: 0,
+        }
+    }
+
+    #[test]
+    fn a_rejected_step_is_retried_at_half_until_accepted_or_out_of_retries() {
+        // Accepted once h <= 0.25 ms: two rejections, then the step.
+        let mut seen = Vec::new();
+        let (outcome, h) = step_halving_on_rejection(
+            1e-3,
+            4,
+            |h| {
+                Ok::<_, ()>(if h > 0.26e-3 {
+                    Err(rejection())
+                } else {
+                    Ok(StepStats::default())
+                })
+            },
+            |h, _| seen.push(h),
+        )
+        .unwrap();
+        assert!(outcome.is_ok());
+        assert_eq!(h, 0.25e-3);
+        assert_eq!(seen, vec![1e-3, 0.5e-3]);
+        // Never accepted: 1 + 4 attempts, the last outcome returned.
+        let mut attempts = 0;
+        let (outcome, h) = step_halving_on_rejection(
+            1e-3,
+            4,
+            |_| {
+                attempts += 1;
+                Ok::<_, ()>(Err(rejection()))
+            },
+            |_, _| {},
+        )
+        .unwrap();
+        assert!(matches!(outcome, Err(Rejection::LinearSolve { .. })));
+        assert_eq!((attempts, h), (5, 1e-3 / 16.0));
+        // A backend error ends the loop at once.
+        let err =
+            step_halving_on_rejection(1e-3, 4, |_| Err::<Result<_, _>, _>("device"), |_, _| {});
+        assert_eq!(err.unwrap_err(), "device");
+    }
 }

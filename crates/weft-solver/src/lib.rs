@@ -22,6 +22,6 @@ mod trisolve;
 pub use assembly::{Assembler, Energies, Tie};
 pub use integrator::{
     CpuBackend, Handle, LinearSolver, Rejection, Settings, SimCheckpoint, Simulation, SolverError,
-    StepStats,
+    StepStats, step_halving_on_rejection,
 };
 pub use step::{StepBackend, StepHost};
