@@ -237,6 +237,58 @@ pub struct StitchGap {
     pub widest_at_m: Option<[f64; 3]>,
     /// The point on the other edge it is tied to (m).
     pub widest_target_m: Option<[f64; 3]>,
+    /// How deep the straight line between those two points runs inside the
+    /// body (m, the largest penetration of 15 points along it; 0 when it
+    /// stays outside). Above [`BODY_BETWEEN_MIN`] the body holds the seam
+    /// open, typically in the armpit or crotch of a garment too small for
+    /// the body, and draping cannot close it. See [`depth_inside_body`].
+    pub body_between_m: f64,
+}
+
+/// The depth (m) above which [`StitchGap::body_between_m`] counts as the
+/// body lying between a seam's sides: 2 mm, several yarn radii, so a chord
+/// that merely grazes the surface does not count.
+pub const BODY_BETWEEN_MIN: f64 = 2e-3;
+
+/// How deep the segment from `a` to `b` (m) runs inside the body: the
+/// largest penetration (m, 0 when none) of 15 evenly spaced interior
+/// points, by the body's signed distance.
+pub fn depth_inside_body(body: &Collider, a: &Vector3<f64>, b: &Vector3<f64>) -> f64 {
+    (1..16)
+        .map(|k| {
+            let t = k as f64 / 16.0;
+            -body.distance(&(a * (1.0 - t) + b * t), 0.0).0
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The warning for a stitch left open by more than `spacing` (m) at the end
+/// of a drape, `None` for a closed one: where it is open and, when the
+/// body lies between its sides, the likely cause and the remedy.
+fn open_seam_warning(gap: &StitchGap, spacing: f64) -> Option<String> {
+    if gap.max_gap_m <= spacing {
+        return None;
+    }
+    let p = gap.widest_at_m.unwrap_or_default();
+    let mut w = format!(
+        "warning: seam {} – {} is open by {:.0} mm at ({:.3}, {:.3}, {:.3}) m (closed means within one spacing, {:.0} mm)",
+        gap.a,
+        gap.b,
+        gap.max_gap_m * 1e3,
+        p[0],
+        p[1],
+        p[2],
+        spacing * 1e3
+    );
+    if gap.body_between_m > BODY_BETWEEN_MIN {
+        w.push_str(&format!(
+            "; the body lies between its two sides (the straight line between them runs {:.0} mm inside it), \
+             so the garment is probably too small for this body there: grade the pattern up \
+             (DrapeOptions::grade, `weft drape --grade 1.1`)",
+            gap.body_between_m * 1e3
+        ));
+    }
+    Some(w)
 }
 
 /// A finished drape: the final level's garment and state, the body and the
@@ -934,6 +986,7 @@ impl<'a> Run<'a> {
             earlier_wall = cp.wall_s;
         }
         let mut last_checkpoint = Instant::now();
+        let mut last_collider = None;
         for (level, &s) in spacings.iter().enumerate() {
             if resume.as_ref().is_some_and(|cp| level < cp.level) {
                 continue;
@@ -1264,8 +1317,10 @@ impl<'a> Run<'a> {
             let q = std::mem::take(&mut ls.sim.q);
             let v = std::mem::take(&mut ls.sim.v);
             prev = Some((garment, q, v));
+            last_collider = Some(collider);
         }
         let (garment, q, v) = prev.expect("at least one level");
+        let body_collider = last_collider.expect("at least one level");
         let state = state_from(&garment.fabric, &q, &v);
         let last = done.levels.last().expect("at least one level").clone();
         let xs = &state.x;
@@ -1281,16 +1336,29 @@ impl<'a> Run<'a> {
             .map(|(st, rep)| {
                 let ties = &garment.seams[rep.ties.clone()];
                 let widest = ties.iter().max_by(|a, b| a.gap(xs).total_cmp(&b.gap(xs)));
+                let ends = widest.map(|t| {
+                    (
+                        xs[t.node],
+                        xs[t.other[0]] * (1.0 - t.t) + xs[t.other[1]] * t.t,
+                    )
+                });
                 StitchGap {
                     a: edge_name(&st.a),
                     b: edge_name(&st.b),
                     max_gap_m: widest.map_or(0.0, |t| t.gap(xs)),
-                    widest_at_m: widest.map(|t| xs[t.node].into()),
-                    widest_target_m: widest
-                        .map(|t| (xs[t.other[0]] * (1.0 - t.t) + xs[t.other[1]] * t.t).into()),
+                    widest_at_m: ends.map(|(a, _)| a.into()),
+                    widest_target_m: ends.map(|(_, b)| b.into()),
+                    body_between_m: ends
+                        .map_or(0.0, |(a, b)| depth_inside_body(&body_collider, &a, &b)),
                 }
             })
-            .collect();
+            .collect::<Vec<_>>();
+        for w in stitch_gaps
+            .iter()
+            .filter_map(|g| open_seam_warning(g, last.spacing_m))
+        {
+            progress.note(&w);
+        }
         let panel_weaves: Vec<PanelWeave> = garment
             .panels
             .iter()
@@ -1374,6 +1442,47 @@ impl<'a> Run<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_open_seam_is_reported_with_the_body_between_its_sides() {
+        use weft_solver::collide::Sphere;
+        let body = Collider::new(
+            Sphere::new(Vector3::new(0.0, 1.3, 0.0), 0.1).unwrap(),
+            1.0,
+            0.0,
+        )
+        .unwrap();
+        let z = Vector3::z() * 0.11;
+        // Front to back of the sphere through its centre: 100 mm deep at
+        // t = 1/2, one of the sampled points.
+        let c = Vector3::new(0.0, 1.3, 0.0);
+        assert!((depth_inside_body(&body, &(c + z), &(c - z)) - 0.1).abs() < 1e-9);
+        // Beside it (closest approach 20 mm outside): 0; a chord 95 mm off
+        // the centre dips 100 - 95 = 5 mm in.
+        let side = Vector3::new(0.12, 1.3, 0.0);
+        assert_eq!(depth_inside_body(&body, &(side + z), &(side - z)), 0.0);
+        let chord = Vector3::new(0.095, 1.3, 0.0);
+        let d = depth_inside_body(&body, &(chord + z), &(chord - z));
+        assert!((d - 0.005).abs() < 1e-9, "{d}");
+        let gap = |m: f64, depth| StitchGap {
+            a: "back:3".into(),
+            b: "front:5".into(),
+            max_gap_m: m,
+            widest_at_m: Some([0.185, 1.309, 0.014]),
+            widest_target_m: Some([0.186, 1.296, -0.059]),
+            body_between_m: depth,
+        };
+        assert_eq!(open_seam_warning(&gap(0.039, 0.006), 0.04), None);
+        let w = open_seam_warning(&gap(0.074, 0.006), 0.04).unwrap();
+        assert!(
+            w.contains("back:3 – front:5 is open by 74 mm at (0.185, 1.309, 0.014) m"),
+            "{w}"
+        );
+        assert!(w.contains("runs 6 mm inside it"), "{w}");
+        assert!(w.contains("too small for this body"), "{w}");
+        let w = open_seam_warning(&gap(0.074, 0.001), 0.04).unwrap();
+        assert!(!w.contains("too small"), "{w}");
+    }
 
     fn panel(name: &str, top: f64, centroid: f64) -> PanelWeave {
         PanelWeave {
