@@ -362,11 +362,7 @@ pub fn run_prepared(
             weft_io::write_preview(out.join("preview.png"), &curves, None, 1200, 600)?;
         }
         summary.t = sim.t;
-        summary.rejections = sim
-            .rejections
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), *v))
-            .collect();
+        summary.rejections = sim.rejection_counts();
         summary.rejected = sim.rejections.values().sum();
         summary.wall_s = earlier_s + start.elapsed().as_secs_f64();
         weft_io::write_json(&out.join("run_summary.json"), &*summary)

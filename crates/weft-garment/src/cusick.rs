@@ -463,13 +463,7 @@ pub fn cusick(opts: &CusickOptions, progress: &mut dyn Progress) -> Result<Cusic
         steps: ls.steps,
         newton_iterations: ls.newton,
         cg_iterations: ls.cg,
-        rejected: ls
-            .sim
-            .rejections
-            .iter()
-            .filter(|(_, n)| **n > 0)
-            .map(|(k, n)| (k.to_string(), *n))
-            .collect(),
+        rejected: ls.sim.rejection_counts(),
         wall_time_s: start.elapsed().as_secs_f64(),
         shadow_radius_m: radii,
     };

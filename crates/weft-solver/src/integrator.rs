@@ -749,6 +749,17 @@ impl Simulation {
         e
     }
 
+    /// The rejections so far with their reasons as owned keys
+    /// ([`Rejection::key`] to count), reasons that never occurred left out:
+    /// the form run and drape summaries serialise.
+    pub fn rejection_counts(&self) -> std::collections::BTreeMap<String, usize> {
+        self.rejections
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| ((*k).to_owned(), *n))
+            .collect()
+    }
+
     /// Attempts one backward-Euler step of size `h` on the CPU. On success
     /// the state advances; on rejection it is unchanged.
     ///
