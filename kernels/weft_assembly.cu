@@ -289,25 +289,28 @@ __device__ __forceinline__ void mat_vec(const double* k, const double* ve, doubl
 
 // Elastic energy e, gradient g and matrix stiffness k (N x N) of one
 // element: exact(e, g, k) writes the exact Hessian, projected(e, g, k) its
-// PSD projection; k is the exact one when exact_hessians. With Rayleigh
-// damping kr = K+ (the projection, evaluated separately when k is exact)
-// and kv = K+ ve.
+// PSD projection; k is the exact one when exact_hessians. Returns K+, the
+// Rayleigh damping's stiffness: k itself unless exact_hessians, else the
+// projection evaluated into kr (not written otherwise); with Rayleigh
+// damping kv = K+ ve.
 template <int N, class Exact, class Projected>
-__device__ __forceinline__ void elastic_terms(int exact_hessians, int rayleigh, Exact exact,
-                                              Projected projected, const double* ve, double* e,
-                                              double* g, double* k, double* kr, double* kv) {
+__device__ __forceinline__ const double* elastic_terms(int exact_hessians, int rayleigh,
+                                                       Exact exact, Projected projected,
+                                                       const double* ve, double* e, double* g,
+                                                       double* k, double* kr, double* kv) {
+    const double* k_plus = k;
     if (exact_hessians) {
         exact(e, g, k);
         if (rayleigh) {
             double e2, g2[N];
             projected(&e2, g2, kr);
+            k_plus = kr;
         }
     } else {
         projected(e, g, k);
-        if (rayleigh)
-            for (int i = 0; i < N * N; ++i) kr[i] = k[i];
     }
-    if (rayleigh) mat_vec<N>(kr, ve, kv);
+    if (rayleigh) mat_vec<N>(k_plus, ve, kv);
+    return k_plus;
 }
 
 // Bending: bend_nodes 3 per element (centre, next, prev), bend_slot the
@@ -330,7 +333,7 @@ extern "C" __global__ void weft_assemble_bending(
         gather_relative<12, 3>(q_n, v, h, nodes, slot, qe);
         gather<12, 3>(v, nodes, slot, ve);
         double e, g[12], k[144], kr[144], kv[12];
-        elastic_terms<12>(
+        const double* kp = elastic_terms<12>(
             exact_hessians, mp.rayleigh,
             [&](double* e_, double* g_, double* k_) {
                 bend_elastic(mp.k_b, qe, threshold, e_, g_, k_);
@@ -343,7 +346,7 @@ extern "C" __global__ void weft_assemble_bending(
         int damp = mp.kd_bending > 0.0;
         if (damp) bend_dissipation(mp.kd_bending, qe, ve, threshold, rate, &w, df, vj, pj);
         double re[12], ae[144];
-        local_terms<12>(e, g, k, damp, df, vj, pj, w, mp, kr, kv, ve, h, re, ae, en);
+        local_terms<12>(e, g, k, damp, df, vj, pj, w, mp, kp, kv, ve, h, re, ae, en);
         scatter<12, 3>(residual, values, nodes, bend_blocks + 9 * ei, slot, re, ae, with_matrix);
     }
     block_add4(en, energies);
@@ -371,7 +374,7 @@ extern "C" __global__ void weft_assemble_shear(
             gather<9, 3>(v, nodes, 0, ve);
             Jamming jm = shear_jamming_from_geometry(mp.radius, spacing, threshold);
             double e, g[9], k[81], kr[81], kv[9];
-            elastic_terms<9>(
+            const double* kp = elastic_terms<9>(
                 exact_hessians, mp.rayleigh,
                 [&](double* e_, double* g_, double* k_) {
                     shear_elastic(mp.k_x, spacing, threshold, jm, qe, e_, g_, k_);
@@ -384,7 +387,7 @@ extern "C" __global__ void weft_assemble_shear(
             int damp = mp.kd_shear > 0.0;
             if (damp) shear_dissipation(mp.kd_shear, spacing, threshold, qe, ve, rate, &w, df, vj, pj);
             double re[9], ae[81];
-            local_terms<9>(e, g, k, damp, df, vj, pj, w, mp, kr, kv, ve, h, re, ae, en);
+            local_terms<9>(e, g, k, damp, df, vj, pj, w, mp, kp, kv, ve, h, re, ae, en);
             scatter<9, 3>(residual, values, nodes, shear_blocks + 9 * ei, 0, re, ae, with_matrix);
         }
     }

@@ -50,7 +50,7 @@ fn skip() -> bool {
 /// and peak strain equal the CPU's to 1e-12 in each mode; the residual and
 /// energies do not depend on the mode, and the two matrices differ (the
 /// projection is exercised: compressed and bent yarns in the perturbed
-/// scene, and the Rayleigh material whose force keeps the exact K).
+/// scene, and the Rayleigh material, whose damping takes K⁺ in both modes).
 #[test]
 fn emulated_assembly_matches_the_cpu_assembler_in_both_modes() {
     if skip() {
