@@ -14,10 +14,13 @@
 // host takes at the step start (weft_assemble_planes), self-collision
 // through the segment pairs it finds there (weft_assemble_repulsion).
 //
-// exact_hessians (segments, bending, shear; Assembler::exact_hessians): 0
-// puts the PSD-projected elastic Hessians K+ (elastic_projected, the
-// default) into the matrix, 1 the exact ones K. Energies, forces and the
-// residual do not depend on it. With Rayleigh damping the force is
+// jacobian_flags (segments, bending, shear): bit 0, exact_hessians
+// (Assembler::exact_hessians): 0 puts the PSD-projected elastic Hessians K+
+// (elastic_projected, the default) into the matrix, 1 the exact ones K.
+// Bit 1 (Assembler::dissipation_position_jacobian): 1 puts the strain-rate
+// dissipation's clamped position Jacobian into the matrix, 0 leaves it out
+// and skips its clamp. Energies, forces and the residual depend on
+// neither. With Rayleigh damping the force is
 // -beta K+ qdot with the PSD projection K+ in both modes (with the exact K a
 // compressed element would gain energy), and its matrix term h beta K+.
 #include "weft_elements.cuh"
@@ -109,13 +112,14 @@ __device__ __forceinline__ void scatter(double* res, double* vals, const unsigne
 // 3 (warp, u) or 4 (weft, v); seg_blocks: 4 per segment (pairs aa, ab, ba,
 // bb). seg_strain[e] receives |stretch strain| (for the step control).
 // drag: mass-proportional drag (1/s, Assembler::drag; 0 for none).
-// exact_hessians: see the top of this file.
+// jacobian_flags: see the top of this file.
 extern "C" __global__ void weft_assemble_segments(
     const unsigned* elems, int count, const unsigned* seg_nodes, const int* seg_slot,
     const unsigned* seg_material, const double* seg_spacing, const unsigned* seg_blocks,
     const GpuMaterial* materials, const double* q, const double* v, const double* q_n,
     const double* v_n, double h, double gx, double gy, double gz, double drag, double* residual,
-    double* values, int with_matrix, int exact_hessians, double* energies, double* seg_strain) {
+    double* values, int with_matrix, int jacobian_flags, double* energies, double* seg_strain) {
+    const int exact_hessians = jacobian_flags & 1, dx = (jacobian_flags >> 1) & 1;
     double en[4] = {0.0, 0.0, 0.0, 0.0};
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < count) {
@@ -175,7 +179,8 @@ extern "C" __global__ void weft_assemble_segments(
         for (int i = 0; i < 64; ++i) ae[i] += k[i] * (h * h);
         if (mp.kd_stretch > 0.0) {
             double rate[1], w, f[8], vj[64], pj[64];
-            stretch_dissipation(mp.kd_stretch, qe, ve, rate, &w, f, vj, pj);
+            stretch_dissipation(mp.kd_stretch, qe, ve, rate, &w, f, vj, dx ? pj : nullptr);
+            if (!dx) zero<64>(pj);
             for (int i = 0; i < 8; ++i) fe[i] += f[i];
             for (int i = 0; i < 64; ++i) ae[i] -= vj[i] * h + pj[i] * (h * h);
             en[3] += 2.0 * w;
@@ -316,12 +321,13 @@ __device__ __forceinline__ const double* elastic_terms(int exact_hessians, int r
 // Bending: bend_nodes 3 per element (centre, next, prev), bend_slot the
 // yarn's arc-length slot, bend_blocks 9 per element (node pairs row-major
 // over (centre, next, prev)); threshold: small-angle switch (rad);
-// exact_hessians: see the top of this file.
+// jacobian_flags: see the top of this file.
 extern "C" __global__ void weft_assemble_bending(
     const unsigned* elems, int count, const unsigned* bend_nodes, const int* bend_slot,
     const unsigned* bend_material, const unsigned* bend_blocks, const GpuMaterial* materials,
     const double* q_n, const double* v, double h, double threshold, double* residual,
-    double* values, int with_matrix, int exact_hessians, double* energies) {
+    double* values, int with_matrix, int jacobian_flags, double* energies) {
+    const int exact_hessians = jacobian_flags & 1, dx = (jacobian_flags >> 1) & 1;
     double en[4] = {0.0, 0.0, 0.0, 0.0};
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < count) {
@@ -344,7 +350,11 @@ extern "C" __global__ void weft_assemble_bending(
             ve, &e, g, k, kr, kv);
         double rate[3], w = 0.0, df[12], vj[144], pj[144];
         int damp = mp.kd_bending > 0.0;
-        if (damp) bend_dissipation(mp.kd_bending, qe, ve, threshold, rate, &w, df, vj, pj);
+        if (damp) {
+            bend_dissipation(mp.kd_bending, qe, ve, threshold, rate, &w, df, vj,
+                             dx ? pj : nullptr);
+            if (!dx) zero<144>(pj);
+        }
         double re[12], ae[144];
         local_terms<12>(e, g, k, damp, df, vj, pj, w, mp, kp, kv, ve, h, re, ae, en);
         scatter<12, 3>(residual, values, nodes, bend_blocks + 9 * ei, slot, re, ae, with_matrix);
@@ -355,12 +365,13 @@ extern "C" __global__ void weft_assemble_bending(
 // Crossing shear (positions only): shear_nodes 3 per element (crossing,
 // warp neighbour, weft neighbour), shear_blocks 9 per element; jamming from
 // the geometry as the CPU does; threshold: small-angle switch (rad);
-// exact_hessians: see the top of this file.
+// jacobian_flags: see the top of this file.
 extern "C" __global__ void weft_assemble_shear(
     const unsigned* elems, int count, const unsigned* shear_nodes, const unsigned* shear_material,
     const double* shear_spacing, const unsigned* shear_blocks, const GpuMaterial* materials,
     const double* q_n, const double* v, double h, double threshold, double* residual,
-    double* values, int with_matrix, int exact_hessians, double* energies) {
+    double* values, int with_matrix, int jacobian_flags, double* energies) {
+    const int exact_hessians = jacobian_flags & 1, dx = (jacobian_flags >> 1) & 1;
     double en[4] = {0.0, 0.0, 0.0, 0.0};
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < count) {
@@ -385,7 +396,11 @@ extern "C" __global__ void weft_assemble_shear(
                 ve, &e, g, k, kr, kv);
             double rate[3], w = 0.0, df[9], vj[81], pj[81];
             int damp = mp.kd_shear > 0.0;
-            if (damp) shear_dissipation(mp.kd_shear, spacing, threshold, qe, ve, rate, &w, df, vj, pj);
+            if (damp) {
+                shear_dissipation(mp.kd_shear, spacing, threshold, qe, ve, rate, &w, df, vj,
+                                  dx ? pj : nullptr);
+                if (!dx) zero<81>(pj);
+            }
             double re[9], ae[81];
             local_terms<9>(e, g, k, damp, df, vj, pj, w, mp, kp, kv, ve, h, re, ae, en);
             scatter<9, 3>(residual, values, nodes, shear_blocks + 9 * ei, 0, re, ae, with_matrix);

@@ -158,12 +158,14 @@ WEFT_HD void dissipation_common(double kd, const Strain<M, N>& s, double om, con
 }
 
 // Generic dissipation (element::dissipation): position Jacobian
-// -om kd (sum rate_i H_i)+ with the generic project_psd.
+// -om kd (sum rate_i H_i)+ with the generic project_psd; pjac null skips it
+// (element::dissipation_with_clamp's position_jacobian false).
 template <int M, int N>
 WEFT_HD void dissipation(double kd, const Strain<M, N>& s, double om, const double* qdot,
                          double* rate, double* potential, double* force, double* vjac,
                          double* pjac) {
     dissipation_common<M, N>(kd, s, om, qdot, rate, potential, force, vjac);
+    if (!pjac) return;
     double sh[N * N];
     zero<N * N>(sh);
     for (int i = 0; i < M; ++i)
@@ -291,7 +293,8 @@ WEFT_HD void stretch_elastic_projected(double k_s, const double* q, double* ener
 }
 
 // Stretch dissipation with the closed-form clamp of the stress-weighted
-// strain Hessian (stretch.rs dissipation): outputs as dissipation<1,8>.
+// strain Hessian (stretch.rs dissipation): outputs as dissipation<1,8>
+// (pjac null: no position Jacobian).
 WEFT_HD void stretch_dissipation(double kd, const double* q, const double* qdot, double* rate,
                                  double* potential, double* force, double* vjac,
                                  double* pjac) {
@@ -300,6 +303,7 @@ WEFT_HD void stretch_dissipation(double kd, const double* q, const double* qdot,
     double gom[8];
     double om = stretch_measure(q, gom);
     dissipation_common<1, 8>(kd, s, om, qdot, rate, potential, force, vjac);
+    if (!pjac) return;
     stretch_clamped_strain_hessian(q, rate[0], pjac);
     double cc = om * kd;
     for (int i = 0; i < 64; ++i) pjac[i] *= -cc;
@@ -610,8 +614,8 @@ WEFT_HD int bend_elastic_projected(double k_b, const double* q, double threshold
 
 // Bending strain-rate damping with the selected strain (bending.rs damping);
 // outputs: rate (3 entries; only rate[0] for the scalar strain), W, force
-// (12), velocity and clamped position Jacobians (12x12). Returns 1 for the
-// small-angle vector strain, else 0.
+// (12), velocity and clamped position Jacobians (12x12; pjac null skips
+// the latter). Returns 1 for the small-angle vector strain, else 0.
 WEFT_HD int bend_dissipation(double kd, const double* q, const double* qdot, double threshold,
                              double* rate, double* potential, double* force, double* vjac,
                              double* pjac) {
@@ -625,6 +629,7 @@ WEFT_HD int bend_dissipation(double kd, const double* q, const double* qdot, dou
         Strain<3, 12> s;
         bend_vector_strain(q, s);
         dissipation_common<3, 12>(kd, s, om, qdot, rate, potential, force, vjac);
+        if (!pjac) return 1;
         BendParts parts[3];
         bend_vector_parts(e1, e2, parts);
         bend_clamped_stress_hessian<3>(parts, rate, dd, pjac);
@@ -634,6 +639,7 @@ WEFT_HD int bend_dissipation(double kd, const double* q, const double* qdot, dou
     Strain<1, 12> s;
     bend_scalar_strain(q, s);
     dissipation_common<1, 12>(kd, s, om, qdot, rate, potential, force, vjac);
+    if (!pjac) return 0;
     BendParts parts[1];
     bend_scalar_parts(e1, e2, parts[0]);
     bend_clamped_stress_hessian<1>(parts, rate, dd, pjac);
@@ -936,19 +942,20 @@ WEFT_HD int shear_dissipation(double kd, double spacing, double threshold, const
         ydot[3 + i] = qdot[6 + i] - qdot[i];
     }
     double f6[6], vj6[36], pj6[36];
+    double* pj = pjac ? pj6 : nullptr;
     int small = fabs(shear_angle_of(r)) < threshold ? 1 : 0;
     if (small) {
         Strain<3, 6> s;
         shear_small_angle_reduced(r, s);
-        dissipation<3, 6>(kd, s, spacing, ydot, rate, potential, f6, vj6, pj6);
+        dissipation<3, 6>(kd, s, spacing, ydot, rate, potential, f6, vj6, pj);
     } else {
         Strain<1, 6> s;
         shear_scalar_reduced(r, s);
-        dissipation<1, 6>(kd, s, spacing, ydot, rate, potential, f6, vj6, pj6);
+        dissipation<1, 6>(kd, s, spacing, ydot, rate, potential, f6, vj6, pj);
     }
     shear_scatter_vector(f6, force);
     shear_scatter_matrix(vj6, vjac);
-    shear_scatter_matrix(pj6, pjac);
+    if (pjac) shear_scatter_matrix(pj6, pjac);
     return small;
 }
 

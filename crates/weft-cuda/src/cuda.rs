@@ -234,10 +234,15 @@ pub struct DeviceSystem<'b> {
     bending_threshold: f64,
     shear_threshold: f64,
     /// Exact (`true`) or PSD-projected (`false`) elastic Hessians in the
-    /// matrix, the kernels' `exact_hessians` argument; initialised from
+    /// matrix, bit 0 of the kernels' `jacobian_flags`; initialised from
     /// [`AssemblyPlan::exact_hessians`], read by every
     /// [`DeviceSystem::assemble`] (mirrors `Assembler::exact_hessians`).
     pub exact_hessians: bool,
+    /// The dissipation's position Jacobian in the matrix, bit 1 of
+    /// `jacobian_flags`; initialised from
+    /// [`AssemblyPlan::dissipation_position_jacobian`] (mirrors
+    /// `Assembler::dissipation_position_jacobian`).
+    pub dissipation_position_jacobian: bool,
     /// Mass-proportional drag (1/s), the segment kernel's `drag` argument;
     /// initialised from [`AssemblyPlan::drag`] (mirrors `Assembler::drag`).
     pub drag: f64,
@@ -409,6 +414,7 @@ impl<'b> DeviceSystem<'b> {
             bending_threshold: plan.bending_threshold,
             shear_threshold: plan.shear_threshold,
             exact_hessians: plan.exact_hessians,
+            dissipation_position_jacobian: plan.dissipation_position_jacobian,
             drag: plan.drag,
             q_n: s.alloc_zeros(len)?,
             v_n: s.alloc_zeros(len)?,
@@ -508,7 +514,8 @@ impl<'b> DeviceSystem<'b> {
         let n_all = self.len();
         let len = n_all as i32;
         let wm = i32::from(with_matrix);
-        let exact = i32::from(self.exact_hessians);
+        let flags =
+            crate::plan::jacobian_flags(self.exact_hessians, self.dissipation_position_jacobian);
         let [gx, gy, gz] = self.gravity;
         // SAFETY (every launch below): argument types and order match the
         // kernel signatures in kernels/weft_assembly.cu; every buffer has the
@@ -552,7 +559,7 @@ impl<'b> DeviceSystem<'b> {
                     .arg(&mut self.residual)
                     .arg(&mut self.values)
                     .arg(&wm)
-                    .arg(&exact)
+                    .arg(&flags)
                     .arg(&mut self.energies)
                     .arg(&mut self.seg_strain)
                     .launch(grid(e - o))?;
@@ -577,7 +584,7 @@ impl<'b> DeviceSystem<'b> {
                     .arg(&mut self.residual)
                     .arg(&mut self.values)
                     .arg(&wm)
-                    .arg(&exact)
+                    .arg(&flags)
                     .arg(&mut self.energies)
                     .launch(grid(e - o))?;
             }
@@ -601,7 +608,7 @@ impl<'b> DeviceSystem<'b> {
                     .arg(&mut self.residual)
                     .arg(&mut self.values)
                     .arg(&wm)
-                    .arg(&exact)
+                    .arg(&flags)
                     .arg(&mut self.energies)
                     .launch(grid(e - o))?;
             }

@@ -55,7 +55,7 @@ mod ffi {
             residual: *mut f64,
             values: *mut f64,
             with_matrix: i32,
-            exact_hessians: i32,
+            jacobian_flags: i32,
             energies: *mut f64,
             seg_strain: *mut f64,
         );
@@ -74,7 +74,7 @@ mod ffi {
             residual: *mut f64,
             values: *mut f64,
             with_matrix: i32,
-            exact_hessians: i32,
+            jacobian_flags: i32,
             energies: *mut f64,
         );
         pub fn weft_assemble_shear(
@@ -92,7 +92,7 @@ mod ffi {
             residual: *mut f64,
             values: *mut f64,
             with_matrix: i32,
-            exact_hessians: i32,
+            jacobian_flags: i32,
             energies: *mut f64,
         );
         pub fn weft_assemble_anchors(
@@ -330,7 +330,8 @@ fn unavailable<T>() -> Result<T, HostError> {
 /// [`weft_solver::Assembler::assemble`] (`q = q_n + h v`; `residual` of
 /// length `5 n`, `values` the matrix blocks of the plan's pattern, rewritten
 /// when `with_matrix`, with the exact or the PSD-projected elastic Hessians
-/// as [`AssemblyPlan::exact_hessians`] says; `anchors` one per fabric anchor, m; `colliders` from
+/// as [`AssemblyPlan::exact_hessians`] says (and the dissipation's position
+/// Jacobian as [`AssemblyPlan::dissipation_position_jacobian`] says); `anchors` one per fabric anchor, m; `colliders` from
 /// [`crate::plan::colliders_at`] at the step's end time, analytic colliders,
 /// the mesh colliders' tangent planes, the self-collision pairs and the
 /// attachment springs). Returns the
@@ -379,7 +380,8 @@ pub fn assemble(
         }
         let vals = values.as_mut_ptr() as *mut f64;
         let wm = i32::from(with_matrix);
-        let exact = i32::from(plan.exact_hessians);
+        let flags =
+            crate::plan::jacobian_flags(plan.exact_hessians, plan.dissipation_position_jacobian);
         let mut en = [0.0f64; 4];
         let nseg = plan.seg_slot.len();
         let mut seg_strain = vec![0.0; nseg];
@@ -410,7 +412,7 @@ pub fn assemble(
                     residual.as_mut_ptr(),
                     vals,
                     wm,
-                    exact,
+                    flags,
                     en.as_mut_ptr(),
                     seg_strain.as_mut_ptr(),
                 )
@@ -436,7 +438,7 @@ pub fn assemble(
                     residual.as_mut_ptr(),
                     vals,
                     wm,
-                    exact,
+                    flags,
                     en.as_mut_ptr(),
                 )
             );
@@ -461,7 +463,7 @@ pub fn assemble(
                     residual.as_mut_ptr(),
                     vals,
                     wm,
-                    exact,
+                    flags,
                     en.as_mut_ptr(),
                 )
             );

@@ -227,11 +227,23 @@ pub struct AssemblyPlan {
     /// sets the assembler's (exact first, projected once the matrix is found
     /// indefinite). Residual and energies do not depend on it.
     pub exact_hessians: bool,
+    /// Put the strain-rate dissipation's clamped position Jacobian into the
+    /// matrix, mirroring [`Assembler::dissipation_position_jacobian`]
+    /// (bit 1 of the kernels' `jacobian_flags`): copied by
+    /// [`AssemblyPlan::new`] and refreshed from the assembler before each
+    /// assembly, as `exact_hessians` is.
+    pub dissipation_position_jacobian: bool,
     /// Mass-proportional drag (1/s), [`Assembler::drag`]: copied by
     /// [`AssemblyPlan::new`]; the step backends refresh it from the
     /// assembler before each assembly (the garment pipeline changes it
     /// between phases).
     pub drag: f64,
+}
+
+/// The kernels' `jacobian_flags` argument (`kernels/weft_assembly.cu`):
+/// bit 0 `exact_hessians`, bit 1 `dissipation_position_jacobian`.
+pub fn jacobian_flags(exact_hessians: bool, dissipation_position_jacobian: bool) -> i32 {
+    i32::from(exact_hessians) | i32::from(dissipation_position_jacobian) << 1
 }
 
 fn u32_of(x: usize, what: &'static str) -> Result<u32, PlanError> {
@@ -360,6 +372,7 @@ impl AssemblyPlan {
             bending_threshold: assembler.bending_threshold,
             shear_threshold: weft_potentials::shear::SMALL_ANGLE_THRESHOLD,
             exact_hessians: assembler.exact_hessians,
+            dissipation_position_jacobian: assembler.dissipation_position_jacobian,
             drag: assembler.drag,
         };
         for s in &el.segments {

@@ -282,6 +282,7 @@ impl StepBackend for CudaStep<'_> {
     ) -> Result<Energies, CudaError> {
         // q_n and v_n were loaded into the system by begin_step.
         self.sys.exact_hessians = host.assembler.exact_hessians;
+        self.sys.dissipation_position_jacobian = host.assembler.dissipation_position_jacobian;
         self.sys.drag = host.assembler.drag;
         self.sys.tie_stiffness = host.assembler.tie_stiffness;
         self.sys.tie_damping = host.assembler.tie_damping;
@@ -604,6 +605,7 @@ impl StepBackend for EmulatedStep {
         with_matrix: bool,
     ) -> Result<Energies, HostError> {
         self.plan.exact_hessians = host.assembler.exact_hessians;
+        self.plan.dissipation_position_jacobian = host.assembler.dissipation_position_jacobian;
         self.plan.drag = host.assembler.drag;
         self.plan.tie_stiffness = host.assembler.tie_stiffness;
         self.plan.tie_damping = host.assembler.tie_damping;

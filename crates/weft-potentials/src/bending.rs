@@ -577,20 +577,42 @@ pub fn damping(
     qdot: &SVector<f64, DOFS>,
     threshold: f64,
 ) -> BendingDissipation {
+    damping_with_jacobian(k_d, q, qdot, threshold, true)
+}
+
+/// As [`damping`]; with `position_jacobian` false its position Jacobian is
+/// zero and the 7 x 7 clamp is skipped ([`dissipation_with_clamp`]).
+pub fn damping_with_jacobian(
+    k_d: f64,
+    q: &SVector<f64, DOFS>,
+    qdot: &SVector<f64, DOFS>,
+    threshold: f64,
+    position_jacobian: bool,
+) -> BendingDissipation {
     let m = measure(q);
     let (e1, e2, dd) = reduced(q);
     match strain(q, threshold) {
         BendingStrain::Scalar(s) => {
             let parts = [scalar_parts(&e1, &e2)];
-            BendingDissipation::Scalar(dissipation_with_clamp(k_d, &s, &m, qdot, |rate| {
-                clamped_stress_hessian(&parts, rate.as_slice(), dd)
-            }))
+            BendingDissipation::Scalar(dissipation_with_clamp(
+                k_d,
+                &s,
+                &m,
+                qdot,
+                position_jacobian,
+                |rate| clamped_stress_hessian(&parts, rate.as_slice(), dd),
+            ))
         }
         BendingStrain::Vector(s) => {
             let parts = vector_parts(&e1, &e2);
-            BendingDissipation::Vector(dissipation_with_clamp(k_d, &s, &m, qdot, |rate| {
-                clamped_stress_hessian(&parts, rate.as_slice(), dd)
-            }))
+            BendingDissipation::Vector(dissipation_with_clamp(
+                k_d,
+                &s,
+                &m,
+                qdot,
+                position_jacobian,
+                |rate| clamped_stress_hessian(&parts, rate.as_slice(), dd),
+            ))
         }
     }
 }

@@ -203,7 +203,8 @@ pub struct Dissipation<const M: usize, const N: usize> {
     /// Position Jacobian, the symmetric part `-Ω k_d Σᵢ ε̇ᵢ ∇²εᵢ` kept by
     /// [SBO17 eq. 11, SBO18 eq. 9, 19], with the negative eigenvalues of the
     /// stress-weighted strain Hessian `Σᵢ ε̇ᵢ ∇²εᵢ` clamped to zero so the result
-    /// is negative semi-definite [SBO18 §3.4]. `N x N`, N/m.
+    /// is negative semi-definite [SBO18 §3.4]; zero when the caller asked
+    /// for none ([`dissipation_with_clamp`]). `N x N`, N/m.
     pub position_jacobian: SMatrix<f64, N, N>,
 }
 
@@ -221,7 +222,20 @@ pub fn dissipation<const M: usize, const N: usize>(
     measure: &Measure<N>,
     qdot: &SVector<f64, N>,
 ) -> Dissipation<M, N> {
-    dissipation_with_clamp(k_d, strain, measure, qdot, |rate| {
+    dissipation_with_jacobian(k_d, strain, measure, qdot, true)
+}
+
+/// As [`dissipation`]; with `position_jacobian` false the position
+/// Jacobian is left zero and its eigen-decomposition skipped (see
+/// [`dissipation_with_clamp`]).
+pub fn dissipation_with_jacobian<const M: usize, const N: usize>(
+    k_d: f64,
+    strain: &Strain<M, N>,
+    measure: &Measure<N>,
+    qdot: &SVector<f64, N>,
+    position_jacobian: bool,
+) -> Dissipation<M, N> {
+    dissipation_with_clamp(k_d, strain, measure, qdot, position_jacobian, |rate| {
         let mut s = SMatrix::<f64, N, N>::zeros();
         for i in 0..M {
             s += strain.hessians[i] * rate[i];
@@ -233,19 +247,34 @@ pub fn dissipation<const M: usize, const N: usize>(
 /// As [`dissipation`], with the PSD projection of the stress-weighted strain
 /// Hessian `(Σᵢ ε̇ᵢ ∇²εᵢ)⁺` supplied by `clamped_stress_hessian(ε̇)` (an
 /// element-specific closed form). The position Jacobian is
-/// `-Ω k_d (Σᵢ ε̇ᵢ ∇²εᵢ)⁺` [SBO18 eq. 9, 19, §3.4].
+/// `-Ω k_d (Σᵢ ε̇ᵢ ∇²εᵢ)⁺` [SBO18 eq. 9, 19, §3.4] when `position_jacobian`,
+/// else zero (`clamped_stress_hessian` is then not called).
+///
+/// Why leaving it out is a consistent linearisation: SBO18 §3.4 already
+/// drops the other half of `∂f_d/∂q`, the non-symmetric
+/// `-Ω k_d ∇εᵀ (∇²ε q̇)`. Against the velocity term `h Ω k_d ∇εᵀ∇ε` of the
+/// backward-Euler matrix both halves are of relative size `h |ε̇| ‖∇²ε‖ /
+/// ‖∇ε‖²` (about the strain's change in one step), so keeping one of them
+/// does not make the Newton matrix exact to a higher order. Forces,
+/// potentials and velocity Jacobians, and therefore the converged step, do
+/// not depend on the choice.
 pub fn dissipation_with_clamp<const M: usize, const N: usize>(
     k_d: f64,
     strain: &Strain<M, N>,
     measure: &Measure<N>,
     qdot: &SVector<f64, N>,
+    position_jacobian: bool,
     clamped_stress_hessian: impl FnOnce(&SVector<f64, M>) -> SMatrix<f64, N, N>,
 ) -> Dissipation<M, N> {
     let c = measure.value * k_d;
     let rate = strain.rate(qdot);
     let force = strain.jacobian.transpose() * rate * (-c);
     let velocity_jacobian = strain.jacobian.transpose() * strain.jacobian * (-c);
-    let position_jacobian = clamped_stress_hessian(&rate) * (-c);
+    let position_jacobian = if position_jacobian {
+        clamped_stress_hessian(&rate) * (-c)
+    } else {
+        SMatrix::zeros()
+    };
     Dissipation {
         strain_rate: rate,
         potential: 0.5 * c * rate.norm_squared(),

@@ -64,8 +64,8 @@
 //! functions return the 9-coordinate strains for checks and other callers.
 
 use crate::element::{
-    Dissipation, ElementEval, Measure, Strain, dissipation as generic_dissipation, elastic,
-    elastic_projected_generic, project_psd,
+    Dissipation, ElementEval, Measure, Strain, dissipation_with_jacobian as generic_dissipation,
+    elastic, elastic_projected_generic, project_psd,
 };
 use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 use std::f64::consts::FRAC_PI_2;
@@ -728,14 +728,27 @@ impl Shear {
         q: &SVector<f64, DOFS>,
         qdot: &SVector<f64, DOFS>,
     ) -> ShearDissipation {
+        self.dissipation_with_jacobian(q, qdot, true)
+    }
+
+    /// As [`Shear::dissipation`]; with `position_jacobian` false its
+    /// position Jacobian is zero and the 6 x 6 clamp is skipped
+    /// ([`crate::element::dissipation_with_clamp`]).
+    pub fn dissipation_with_jacobian(
+        &self,
+        q: &SVector<f64, DOFS>,
+        qdot: &SVector<f64, DOFS>,
+        position_jacobian: bool,
+    ) -> ShearDissipation {
         let r = Reduced::new(q);
         let m = Measure::<6>::constant(self.spacing);
         let ydot = reduce(qdot);
+        let pj = position_jacobian;
         if r.angle().abs() < self.threshold {
-            let d = generic_dissipation(self.k_d, &r.small_angle(), &m, &ydot);
+            let d = generic_dissipation(self.k_d, &r.small_angle(), &m, &ydot, pj);
             ShearDissipation::SmallAngle(scatter_dissipation(&d))
         } else {
-            let d = generic_dissipation(self.k_d, &r.scalar(), &m, &ydot);
+            let d = generic_dissipation(self.k_d, &r.scalar(), &m, &ydot, pj);
             ShearDissipation::Scalar(scatter_dissipation(&d))
         }
     }

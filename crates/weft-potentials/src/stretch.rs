@@ -129,9 +129,22 @@ pub fn dissipation(
     q: &SVector<f64, DOFS>,
     qdot: &SVector<f64, DOFS>,
 ) -> Dissipation<1, DOFS> {
+    dissipation_with_jacobian(k_d, q, qdot, true)
+}
+
+/// As [`dissipation`]; with `position_jacobian` false its position
+/// Jacobian is zero ([`dissipation_with_clamp`]).
+pub fn dissipation_with_jacobian(
+    k_d: f64,
+    q: &SVector<f64, DOFS>,
+    qdot: &SVector<f64, DOFS>,
+    position_jacobian: bool,
+) -> Dissipation<1, DOFS> {
     let s = strain(q);
     let m = measure(q);
-    dissipation_with_clamp(k_d, &s, &m, qdot, |rate| clamped_strain_hessian(q, rate[0]))
+    dissipation_with_clamp(k_d, &s, &m, qdot, position_jacobian, |rate| {
+        clamped_strain_hessian(q, rate[0])
+    })
 }
 
 /// Stretch energy `V = ½ k_s Δu ε²` (J) and gradient (N, shape 8) with the

@@ -283,6 +283,13 @@ pub struct Assembler {
     /// damping clamps) but indefinite for compressed yarns; it exists to
     /// verify the assembly against finite differences.
     pub exact_hessians: bool,
+    /// Put the strain-rate dissipation's clamped position Jacobian
+    /// `-Ω k_d (Σᵢ ε̇ᵢ ∇²εᵢ)⁺` [SBO18 §3.4] into the matrix (default
+    /// `true`); `false` leaves it out and skips its per-element
+    /// eigen-decomposition ([`weft_potentials::element::dissipation_with_clamp`]
+    /// says why that is consistent). Forces and the converged step do not
+    /// depend on it. Set from [`crate::Settings::dissipation_position_jacobian`].
+    pub dissipation_position_jacobian: bool,
     /// Colliders and self-collision.
     pub contact: ContactModel,
     /// Seam ties (fixed at construction: they are part of the pattern).
@@ -441,6 +448,7 @@ impl Assembler {
             gravity,
             bending_threshold: bending::DEFAULT_THRESHOLD,
             exact_hessians: false,
+            dissipation_position_jacobian: true,
             contact: ContactModel::default(),
             ties,
             tie_stiffness: 0.0,
@@ -527,6 +535,7 @@ impl Assembler {
         let g = self.gravity;
         let threshold = self.bending_threshold;
         let exact = self.exact_hessians;
+        let dx = self.dissipation_position_jacobian;
         let drag = self.drag;
 
         // Segments: mass, inertia, stretch, contact, gravity.
@@ -579,7 +588,7 @@ impl Assembler {
                     fe -= ev.gradient;
                     ae += ev.hessian * (h * h);
                     if mp.kd.stretch > 0.0 {
-                        let d = stretch::dissipation(mp.kd.stretch, &qe, &ve);
+                        let d = stretch::dissipation_with_jacobian(mp.kd.stretch, &qe, &ve, dx);
                         fe += d.force;
                         ae -= d.velocity_jacobian * h + d.position_jacobian * (h * h);
                         en.dissipation_power += 2.0 * d.potential;
@@ -685,7 +694,8 @@ impl Assembler {
                         (beta, k_plus)
                     });
                     let damping = (mp.kd.bending > 0.0).then(|| {
-                        let d = bending::damping(mp.kd.bending, &qe, &ve, threshold);
+                        let d =
+                            bending::damping_with_jacobian(mp.kd.bending, &qe, &ve, threshold, dx);
                         (
                             d.force(),
                             d.velocity_jacobian(),
@@ -744,7 +754,7 @@ impl Assembler {
                         (beta, k_plus)
                     });
                     let damping = (sh.k_d > 0.0).then(|| {
-                        let d = sh.dissipation(&qe, &ve);
+                        let d = sh.dissipation_with_jacobian(&qe, &ve, dx);
                         (
                             d.force(),
                             d.velocity_jacobian(),

@@ -116,6 +116,14 @@ pub struct Settings {
     /// [`LinearSolver::Multigrid`] and above the Cholesky limit of
     /// [`LinearSolver::Auto`]).
     pub multigrid: MultigridOptions,
+    /// Whether the Newton matrix holds the strain-rate dissipation's
+    /// clamped position Jacobian [SBO18 §3.4] (default `true`, as SBO18
+    /// does). `false` leaves it out: the same forces and converged steps,
+    /// one eigen-decomposition less per bending and shear element and
+    /// Newton iteration, and on the Cusick specimens about 2-3x fewer
+    /// Newton iterations and rejected steps (BENCHMARKS.md, 2026-11-26).
+    /// See [`Assembler::dissipation_position_jacobian`].
+    pub dissipation_position_jacobian: bool,
 }
 
 /// The preconditioner of PCG in each Newton iteration (DESIGN §5).
@@ -188,6 +196,7 @@ impl Default for Settings {
             max_strain_change: 0.1,
             linear_solver: LinearSolver::Auto,
             multigrid: MultigridOptions::default(),
+            dissipation_position_jacobian: true,
         }
     }
 }
@@ -555,8 +564,10 @@ impl Simulation {
             * gravity.norm())
         .max(stiffness_floor);
         let h = settings.dt;
+        let mut assembler = Assembler::with_ties(fabric, gravity, ties);
+        assembler.dissipation_position_jacobian = settings.dissipation_position_jacobian;
         let mut sim = Self {
-            assembler: Assembler::with_ties(fabric, gravity, ties),
+            assembler,
             settings,
             t: 0.0,
             h,
