@@ -34,6 +34,10 @@ pub struct CusickArgs {
     /// preview.png (created if missing).
     #[arg(long, short)]
     pub out: PathBuf,
+    /// No pedestal under the disc: the disc is only its clamped nodes
+    /// (the model before the pedestal, for comparison).
+    #[arg(long)]
+    pub no_pedestal: bool,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
@@ -51,6 +55,7 @@ pub fn run(args: &CusickArgs) -> Result<()> {
         specimen_diameter: args.specimen_diameter,
         disc_diameter: args.disc_diameter,
         dt_max: args.dt_max,
+        pedestal: !args.no_pedestal,
         relax: RelaxOptions {
             min_time: defaults.relax.min_time.min(args.duration),
             max_time: args.duration,
@@ -75,6 +80,19 @@ pub fn run(args: &CusickArgs) -> Result<()> {
         s.steps,
         s.wall_time_s
     );
+    if !s.is_static {
+        eprintln!(
+            "warning: the specimen still moves after {:.2} s (kinetic energy {:.2e} J, force \
+             residual {:.3}; static asks for an RMS speed below {} m/s and a residual below {}): \
+             the drape coefficient is a snapshot of the fall, not of the drape; run longer \
+             (--duration)",
+            s.simulated_time_s,
+            s.kinetic_energy_j,
+            s.residual,
+            opts.relax.speed_tolerance,
+            opts.relax.residual_tolerance,
+        );
+    }
     println!("outputs in {}", args.out.display());
     Ok(())
 }

@@ -13,8 +13,11 @@
 //! Here the specimen is the preset's fabric woven at the test's spacing
 //! ([`weft_pattern::weave::weave_outline`] of a circular outline, warp along
 //! `x`), the clamped disc is the yarn nodes within `r_d` of the centre held
-//! fixed, and the specimen relaxes under gravity to static equilibrium by
-//! [`RelaxOptions`]' two figures. A small random ripple (deterministic,
+//! fixed, a solid **pedestal** under it ([`pedestal`], one spacing plus
+//! the contact reach narrower than the disc, inside its ragged rim of
+//! clamped nodes) keeps the hanging fabric from swinging in under the
+//! disc, and the specimen relaxes under gravity to static equilibrium
+//! by [`RelaxOptions`]' two figures. A small random ripple (deterministic,
 //! [`CusickOptions::ripple`]) breaks the weave's four-fold symmetry, as a
 //! real specimen's imperfections do, without choosing a fold count.
 //!
@@ -26,7 +29,9 @@
 
 use crate::error::GarmentError;
 use crate::options::RelaxOptions;
-use crate::pipeline::{GRAVITY, LevelSim, relax_settings, write_state_outputs};
+use crate::pipeline::{
+    GRAVITY, LevelSim, contact_margin, fabric_collider, relax_settings, write_state_outputs,
+};
 use crate::progress::{Phase, Progress};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
@@ -34,13 +39,68 @@ use std::f64::consts::{PI, TAU};
 use std::path::Path;
 use std::time::Instant;
 use weft_core::{FabricBuilder, FabricPreset, PanelNode, State, WovenPanelSpec};
-use weft_io::CurveFormat;
+use weft_io::{CurveFormat, TriMesh};
 use weft_pattern::geometry::Outline;
 use weft_pattern::weave::weave_outline;
 use weft_solver::Simulation;
+use weft_solver::collide::{CollideError, TriangleMesh};
 
 /// Directions in which the shadow's radius is measured (one per 0.5°).
 pub const SHADOW_BINS: usize = 720;
+
+/// Depth below the disc (m) from which a node counts as hanging in
+/// [`CusickSummary::hanging_min_radius_m`].
+pub const UNDER_DISC_DEPTH: f64 = 0.01;
+
+/// Sides of the pedestal's polygon: its flats lie within
+/// `r (1 - cos(π/256))` (7 µm at a 90 mm radius) of the circle.
+pub const PEDESTAL_SIDES: usize = 256;
+
+/// The pedestal under the disc as a closed triangle mesh (m, `y` up): a
+/// prism of [`PEDESTAL_SIDES`] sides around the `y` axis, inscribed in the
+/// circle of `radius` (its edges on the circle, so no part of it lies
+/// outside), from `top` down to `top - depth`. [`cusick`] stands it under
+/// the disc, narrower than it (module docs): a static Cusick drape hangs
+/// from the rim, and the pedestal only stops fabric that swings in under
+/// the disc while it falls. `2 + 2 sides` vertices, `4 sides` triangles,
+/// counter-clockwise seen from outside.
+///
+/// # Errors
+/// [`CollideError::InvalidShape`] for a non-finite `top`, or a `radius` or
+/// `depth` that is not finite and positive.
+pub fn pedestal(radius: f64, top: f64, depth: f64) -> Result<TriangleMesh, CollideError> {
+    let positive = |x: f64| x.is_finite() && x > 0.0;
+    if !(positive(radius) && positive(depth) && top.is_finite()) {
+        return Err(CollideError::InvalidShape {
+            shape: "Cusick pedestal",
+            reason: format!(
+                "expected a finite top and positive radius and depth (m), got top {top}, \
+                 radius {radius}, depth {depth}"
+            ),
+        });
+    }
+    let n = PEDESTAL_SIDES;
+    let mut v = Vec::with_capacity(2 * n + 2);
+    for y in [top, top - depth] {
+        for k in 0..n {
+            let a = TAU * k as f64 / n as f64;
+            v.push(Vector3::new(radius * a.cos(), y, -radius * a.sin()));
+        }
+    }
+    v.push(Vector3::new(0.0, top, 0.0));
+    v.push(Vector3::new(0.0, top - depth, 0.0));
+    let (ct, cb) = (2 * n as u32, 2 * n as u32 + 1);
+    let mut t = Vec::with_capacity(4 * n);
+    for k in 0..n as u32 {
+        let k1 = (k + 1) % n as u32;
+        let (a, b, c, d) = (k, k1, n as u32 + k, n as u32 + k1);
+        t.push([ct, a, b]);
+        t.push([cb, d, c]);
+        t.push([a, c, d]);
+        t.push([a, d, b]);
+    }
+    TriangleMesh::from_triangles("Cusick pedestal", &v, &t)
+}
 
 /// Options of [`cusick`] (serde; every key optional, unknown keys errors).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,6 +126,19 @@ pub struct CusickOptions {
     pub dt_max: f64,
     /// Newton tolerance relative to the step's force scale. Default 1e-3.
     pub newton_tolerance: f64,
+    /// Whether a solid pedestal stands under the disc ([`pedestal`]).
+    /// Default true. Without it the disc is only its clamped nodes, and a
+    /// fine specimen still swinging can pass in under the disc (the 5 mm
+    /// silk run of the sixteenth session, BENCHMARKS.md).
+    pub pedestal: bool,
+    /// Whether the Newton matrix holds the strain-rate dissipation's clamped
+    /// position Jacobian ([`weft_solver::Settings::dissipation_position_jacobian`]).
+    /// Default false: the same forces and converged steps, and on the
+    /// specimens measured (BENCHMARKS.md, 2026-11-26) cotton at 10 mm and
+    /// denim at 15 mm took 2.5-3x fewer Newton iterations, 4-20x fewer
+    /// rejected steps and 2.5-3.3x less wall time, silk at 5 mm 1.9x less
+    /// wall time per simulated second.
+    pub dissipation_position_jacobian: bool,
 }
 
 impl Default for CusickOptions {
@@ -83,6 +156,8 @@ impl Default for CusickOptions {
             },
             dt_max: 5e-3,
             newton_tolerance: 1e-3,
+            pedestal: true,
+            dissipation_position_jacobian: false,
         }
     }
 }
@@ -161,6 +236,11 @@ pub struct CusickSummary {
     pub shadow_radius_m: Vec<f64>,
     /// Lowest point of the specimen below the disc (m).
     pub drop_m: f64,
+    /// Smallest horizontal distance from the axis (m) of a node more than
+    /// [`UNDER_DISC_DEPTH`] below the disc: at least about the disc radius
+    /// for fabric hanging from the rim, less where it has swung in under
+    /// the disc. `None` if no node hangs that low.
+    pub hanging_min_radius_m: Option<f64>,
     /// Whether it ended static ([`RelaxOptions`]).
     pub is_static: bool,
     /// Final kinetic energy (J) and force residual (net over weight).
@@ -190,6 +270,8 @@ pub struct Cusick {
     pub state: State,
     /// The measurement.
     pub summary: CusickSummary,
+    /// The pedestal's surface, when there is one (drawn in `preview.png`).
+    pub pedestal: Option<TriMesh>,
 }
 
 impl Cusick {
@@ -202,7 +284,13 @@ impl Cusick {
     /// # Errors
     /// [`GarmentError::Io`], [`GarmentError::Output`], [`GarmentError::Export`].
     pub fn write_outputs(&self, out: &Path, formats: &[CurveFormat]) -> Result<(), GarmentError> {
-        write_state_outputs(out, &self.fabric, &self.state, formats, None)?;
+        write_state_outputs(
+            out,
+            &self.fabric,
+            &self.state,
+            formats,
+            self.pedestal.as_ref(),
+        )?;
         let svg = shadow_svg(&self.summary);
         let path = out.join("shadow.svg");
         weft_io::output::atomic_write(&path, |w| w.write_all(svg.as_bytes()))?;
@@ -414,8 +502,41 @@ pub fn cusick(opts: &CusickOptions, progress: &mut dyn Progress) -> Result<Cusic
     let fabric = builder.build().map_err(fabric_err)?;
     let (nodes, crossings) = (fabric.node_count(), w.crossings());
     progress.level(0, s, nodes);
-    let settings = relax_settings(opts.dt_max, opts.newton_tolerance);
-    let sim = Simulation::new(fabric, Vector3::new(0.0, -GRAVITY, 0.0), settings, vec![]);
+    let settings = weft_solver::Settings {
+        dissipation_position_jacobian: opts.dissipation_position_jacobian,
+        ..relax_settings(opts.dt_max, opts.newton_tolerance)
+    };
+    let mat = &fabric.materials[0];
+    let (k_s, radius) = (mat.stretch_stiffness, mat.radius);
+    let mut sim = Simulation::new(fabric, Vector3::new(0.0, -GRAVITY, 0.0), settings, vec![]);
+    // The pedestal: the clamped disc's rim is ragged (its outermost nodes
+    // lie up to one spacing inside `r_d`), so the pedestal is one spacing
+    // plus the contact reach (yarn radius and margin) narrower than the
+    // disc, and its top 1 mm below that reach: fabric hanging from the rim
+    // does not touch it, fabric swinging in under the disc does. It
+    // reaches 1.5 overhangs down, below anything the specimen can reach.
+    let pedestal_mesh = if opts.pedestal {
+        let option_err = |option: &str, expected: &str, e: CollideError| GarmentError::Option {
+            option: option.into(),
+            expected: expected.into(),
+            found: e.to_string(),
+        };
+        let margin = contact_margin(radius);
+        let reach = radius + margin;
+        let mesh = pedestal(rd - s - reach, -(reach + 1e-3), 1.5 * (rs - rd)).map_err(|e| {
+            option_err(
+                "disc_diameter",
+                "a disc wider than one spacing, so a pedestal fits under it",
+                e,
+            )
+        })?;
+        let collider = fabric_collider(mesh.clone(), k_s, radius)
+            .map_err(|e| option_err("material", "a fabric with a finite stiffness", e))?;
+        sim.assembler.contact.colliders = vec![(collider, margin)];
+        Some(mesh)
+    } else {
+        None
+    };
     let mut ls = LevelSim::new(sim);
     let r = &opts.relax;
     progress.phase_start(Phase::Draping, r.max_time);
@@ -444,6 +565,12 @@ pub fn cusick(opts: &CusickOptions, progress: &mut dyn Progress) -> Result<Cusic
     let state = ls.sim.state();
     let fabric = ls.sim.assembler.fabric.clone();
     let radii = shadow_radii(&state.x, &fabric.segment_ends(), SHADOW_BINS, rd);
+    let hanging_min_radius_m = state
+        .x
+        .iter()
+        .filter(|p| p.y < -UNDER_DISC_DEPTH)
+        .map(|p| p.x.hypot(p.z))
+        .min_by(f64::total_cmp);
     let (a_d, a_s) = (PI * rd * rd, PI * rs * rs);
     let summary = CusickSummary {
         material: opts.material.name().into(),
@@ -456,6 +583,7 @@ pub fn cusick(opts: &CusickOptions, progress: &mut dyn Progress) -> Result<Cusic
         drape_coefficient: (star_area(&radii) - a_d) / (a_s - a_d),
         folds: count_folds(&radii),
         drop_m: -state.x.iter().map(|p| p.y).fold(f64::INFINITY, f64::min),
+        hanging_min_radius_m,
         is_static,
         kinetic_energy_j: ls.kinetic(),
         residual: ls.residual,
@@ -471,6 +599,10 @@ pub fn cusick(opts: &CusickOptions, progress: &mut dyn Progress) -> Result<Cusic
         fabric,
         state,
         summary,
+        pedestal: pedestal_mesh.map(|m| TriMesh {
+            vertices: m.vertices().iter().map(|v| [v.x, v.y, v.z]).collect(),
+            triangles: m.triangles().to_vec(),
+        }),
     })
 }
 
@@ -494,6 +626,44 @@ mod tests {
         let exact = 0.5 * n as f64 * 0.01 * (TAU / n as f64).sin();
         approx::assert_relative_eq!(star_area(&r), exact, max_relative = 1e-4);
         assert_eq!(count_folds(&r), 0);
+    }
+
+    #[test]
+    fn the_pedestal_is_a_closed_prism_around_its_circle() {
+        let (r, top, depth) = (0.08, -0.002, 0.09);
+        let m = pedestal(r, top, depth).unwrap();
+        assert_eq!(m.vertex_count(), 2 * PEDESTAL_SIDES + 2);
+        assert_eq!(m.triangle_count(), 4 * PEDESTAL_SIDES);
+        // Inscribed polygon: area ½ n r² sin(2π/n), volume that times depth.
+        let n = PEDESTAL_SIDES as f64;
+        let volume = 0.5 * n * r * r * (TAU / n).sin() * depth;
+        approx::assert_relative_eq!(m.volume(), volume, max_relative = 1e-9);
+        let phi = |x: f64, y: f64, z: f64| m.distance(&Vector3::new(x, y, z)).0;
+        // Inside: 1 cm in from the wall, halfway down, φ ≈ -1 cm.
+        approx::assert_relative_eq!(
+            phi(r - 0.01, top - 0.5 * depth, 0.0),
+            -0.01,
+            max_relative = 1e-3
+        );
+        // Every point of the circle is on or outside the wall; 1 cm out is
+        // 1 cm away (within the flats' 7 µm), and above the top is outside.
+        for k in 0..97 {
+            let a = TAU * k as f64 / 97.0;
+            let (c, s) = (a.cos(), a.sin());
+            assert!(phi(r * c, top - 0.03, r * s) >= -1e-12);
+            approx::assert_abs_diff_eq!(
+                phi((r + 0.01) * c, top - 0.03, (r + 0.01) * s),
+                0.01,
+                epsilon = 1e-5
+            );
+        }
+        approx::assert_relative_eq!(phi(0.0, top + 0.004, 0.0), 0.004, max_relative = 1e-9);
+        for (r, top, depth) in [(0.0, 0.0, 0.1), (0.1, f64::NAN, 0.1), (0.1, 0.0, -1.0)] {
+            let Err(e) = pedestal(r, top, depth) else {
+                panic!("pedestal({r}, {top}, {depth}) was accepted")
+            };
+            assert!(e.to_string().contains("positive radius and depth"), "{e}");
+        }
     }
 
     #[test]

@@ -416,6 +416,28 @@ fn write_preview(
     Ok(())
 }
 
+/// The contact margin δ (m) of a fabric of yarn radius `radius` (m)
+/// against the colliders of the drape and the Cusick test: `2R`.
+pub(crate) fn contact_margin(radius: f64) -> f64 {
+    2.0 * radius
+}
+
+/// A collider of `shape` for a fabric of stretch stiffness `k_s` (N) and
+/// yarn radius `radius` (m), as the drape and the Cusick test use it:
+/// penalty stiffness [`BODY_PENALTY`]` k_s / R` (N/m), friction
+/// [`BODY_FRICTION`]; used with the margin [`contact_margin`].
+///
+/// # Errors
+/// [`weft_solver::collide::CollideError::InvalidShape`] for a stiffness
+/// that is not finite.
+pub(crate) fn fabric_collider(
+    shape: impl Into<weft_solver::collide::Shape>,
+    k_s: f64,
+    radius: f64,
+) -> Result<Collider, weft_solver::collide::CollideError> {
+    Collider::new(shape, BODY_PENALTY * k_s / radius, BODY_FRICTION)
+}
+
 /// Writes what every finished simulation of the library leaves in `out`
 /// (created if missing): `final_state.json`, the yarn curves (`yarns.*` in
 /// `formats`) and `preview.png` (on `body` if any), each atomically.
@@ -1013,9 +1035,9 @@ impl<'a> Run<'a> {
             let ties = seam_ties(&garment);
             let mat = &garment.fabric.materials[0];
             let (k_s, radius) = (mat.stretch_stiffness, mat.radius);
-            let margin = 2.0 * radius;
-            let collider = Collider::new(mesh.clone(), BODY_PENALTY * k_s / radius, BODY_FRICTION)
-                .map_err(|e| GarmentError::Body {
+            let margin = contact_margin(radius);
+            let collider =
+                fabric_collider(mesh.clone(), k_s, radius).map_err(|e| GarmentError::Body {
                     body: body_name.clone(),
                     message: e.to_string(),
                 })?;

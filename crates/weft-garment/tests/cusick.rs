@@ -49,6 +49,16 @@ fn silk_drapes_more_than_denim() {
             s.drape_coefficient > 0.2 && s.drape_coefficient < 0.9,
             "{s:?}"
         );
+        // It hangs from the disc's rim, not in under the disc (where the
+        // pedestal stands): the outermost clamped nodes lie up to one
+        // spacing inside the disc's radius.
+        let rim = 0.5 * s.disc_diameter_m - s.spacing_m;
+        assert!(
+            s.hanging_min_radius_m.is_some_and(|r| r > rim),
+            "{}: a hanging node {:?} m from the axis, the rim at {rim} m",
+            s.material,
+            s.hanging_min_radius_m
+        );
         dc.push(s.drape_coefficient);
     }
     // Denim's bending length is twice silk's (20.7 against 9.5 mm).
