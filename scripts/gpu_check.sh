@@ -5,7 +5,8 @@
 #   scripts/gpu_check.sh run OUTDIR   # on the device machine, from the repository root
 #
 # `run` prints each part's tail and writes one log per part to OUTDIR:
-# doctor.log, device.log, nvrtc.log, gpu.log, bench.log. Each part has a
+# doctor.log, device.log, nvrtc.log, gpu.log, trajectory_SCENE.log (one
+# per scene of the GPU trajectory test), bench.log. Each part has a
 # time limit (seconds, override with the environment variables below), so
 # a slow part cannot use up the machine's time; the bench prints each row
 # as it is measured, so a stopped bench keeps its finished rows.
@@ -50,7 +51,14 @@ run)
     part doctor 60 "$b/weft" doctor
     part device 60 "$b/device" --nocapture --test-threads=1
     part nvrtc 120 "$b/nvrtc_compile" --nocapture --test-threads=1
-    part gpu "${GPU_TEST_LIMIT:-240}" "$b/gpu" --nocapture --test-threads=1
+    # The kernel parity tests, then each trajectory scene with its own
+    # limit (the sphere scene took 53 s on the first H100 run).
+    part gpu "${GPU_TEST_LIMIT:-120}" "$b/gpu" --nocapture --test-threads=1 --skip gpu_trajectory
+    for scene in patch_on_a_sphere patch_on_a_moving_mesh_box stacked_patches_self_collision \
+        drag_and_attachments seam_ties; do
+        part "trajectory_$scene" "${GPU_TRAJECTORY_LIMIT:-90}" "$b/gpu" --nocapture \
+            --exact "gpu_trajectory_$scene"
+    done
     part bench "${GPU_BENCH_LIMIT:-180}" "$b/weft" bench --backend cuda \
         --nodes 100000 --nodes 1000000 --nodes 4000000 --step-max-nodes 1000000
     ;;
