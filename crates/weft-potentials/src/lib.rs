@@ -35,6 +35,7 @@ pub mod contact;
 pub mod element;
 pub mod friction;
 pub mod gravity;
+pub mod hinge;
 pub mod inertia;
 pub mod seam;
 pub mod shear;

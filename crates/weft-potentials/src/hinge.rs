@@ -1,0 +1,288 @@
+//! Discrete-shell bending of a triangle mesh: the hinge element of
+//! Grinspun et al.'s discrete shells (`../shared/references/`, the
+//! hyperelasticity and bending lecture notes' "Grinspun et al. on
+//! bending"), for the triangle-mesh cloth of the StVK membrane
+//! ([`crate::stvk`]).
+//!
+//! A hinge is the interior edge `x₀ x₁` shared by the triangles
+//! `(x₀, x₁, x₂)` and `(x₁, x₀, x₃)`; `q = (x₀, x₁, x₂, x₃)` (shape 12, m).
+//! With `e = x₁ - x₀`, the unnormalised normals `n_A = e × (x₂ - x₀)` and
+//! `n_B = (x₃ - x₀) × e` (parallel when the hinge is flat), the **bending
+//! angle** is
+//!
+//! `θ = atan2((n_A × n_B)·e/|e|, n_A·n_B)`
+//!
+//! (rad, 0 flat, signed by the turn about `e`; defined for `|θ| < π` and
+//! non-degenerate triangles). The energy is
+//!
+//! `V = ½ B Ω (θ - θ̄)²`, `Ω = 3 |ē|² / (Ā_A + Ā_B)`,
+//!
+//! with the bending rigidity `B` (N·m, the plate's `D`), the rest angle
+//! `θ̄`, the rest edge `ē` and the rest areas `Ā_A, Ā_B`: the squared
+//! mean-curvature density `(θ |e| / A_e)²` integrated over the hinge's
+//! third `A_e = (Ā_A + Ā_B)/3` of its triangles. It is the generic
+//! `V = ½ Ω k |ε|²` of [`crate::element`] with `k = B`, the strain
+//! `ε = θ - θ̄` and a constant, dimensionless measure `Ω`, so energy,
+//! gradient, exact Hessian and the PSD-projected Hessian come from
+//! [`crate::elastic`] and [`crate::elastic_projected_generic`].
+//!
+//! The edge-based `Ω` depends on the mesh: on a cylinder of radius `R`
+//! meshed by rectangles along its axis, each cut by one diagonal, only the
+//! axis-parallel edges bend and the energy is `3 × ½ B A / R²`, three
+//! times the continuum plate's (tests/hinge.rs). Calibrating `B` to a
+//! mesh is the shell model's business, not the element's.
+//!
+//! The strain's gradient and Hessian are evaluated exactly by second-order
+//! forward differentiation of the formula above (a value, gradient and
+//! Hessian carried through each operation), and checked against finite
+//! differences in tests/hinge.rs.
+
+use crate::element::{ElementEval, Measure, Strain, elastic, elastic_projected_generic};
+use nalgebra::{SMatrix, SVector, Vector3};
+
+/// Coordinates of a hinge: four vertices, 3 each.
+pub const DOFS: usize = 12;
+
+type Vec12 = SVector<f64, DOFS>;
+type Mat12 = SMatrix<f64, DOFS, DOFS>;
+
+/// A scalar with its gradient and Hessian over the 12 coordinates.
+#[derive(Clone, Copy)]
+struct Jet {
+    v: f64,
+    g: Vec12,
+    h: Mat12,
+}
+
+impl Jet {
+    fn var(i: usize, v: f64) -> Self {
+        let mut g = Vec12::zeros();
+        g[i] = 1.0;
+        Jet {
+            v,
+            g,
+            h: Mat12::zeros(),
+        }
+    }
+
+    fn add(&self, o: &Jet) -> Jet {
+        Jet {
+            v: self.v + o.v,
+            g: self.g + o.g,
+            h: self.h + o.h,
+        }
+    }
+
+    fn sub(&self, o: &Jet) -> Jet {
+        Jet {
+            v: self.v - o.v,
+            g: self.g - o.g,
+            h: self.h - o.h,
+        }
+    }
+
+    /// `f(a)` with `f' = fa`, `f'' = faa` at `a`.
+    fn chain1(&self, f: f64, fa: f64, faa: f64) -> Jet {
+        Jet {
+            v: f,
+            g: self.g * fa,
+            h: self.h * fa + self.g * self.g.transpose() * faa,
+        }
+    }
+
+    /// `f(a, b)` with its first and second partial derivatives at `(a, b)`.
+    #[allow(clippy::too_many_arguments)]
+    fn chain2(a: &Jet, b: &Jet, f: f64, fa: f64, fb: f64, faa: f64, fab: f64, fbb: f64) -> Jet {
+        let gab = a.g * b.g.transpose();
+        Jet {
+            v: f,
+            g: a.g * fa + b.g * fb,
+            h: a.h * fa
+                + b.h * fb
+                + a.g * a.g.transpose() * faa
+                + (gab + gab.transpose()) * fab
+                + b.g * b.g.transpose() * fbb,
+        }
+    }
+
+    fn mul(&self, o: &Jet) -> Jet {
+        Jet::chain2(self, o, self.v * o.v, o.v, self.v, 0.0, 1.0, 0.0)
+    }
+
+    fn sqrt(&self) -> Jet {
+        let r = self.v.sqrt();
+        self.chain1(r, 0.5 / r, -0.25 / (r * r * r))
+    }
+
+    fn recip(&self) -> Jet {
+        let r = 1.0 / self.v;
+        self.chain1(r, -r * r, 2.0 * r * r * r)
+    }
+
+    /// `atan2(self, x)`: `∂/∂y = x/r²`, `∂/∂x = -y/r²`, `∂²/∂y² = -2xy/r⁴`,
+    /// `∂²/∂x² = 2xy/r⁴`, `∂²/∂x∂y = (y² - x²)/r⁴`.
+    fn atan2(&self, x: &Jet) -> Jet {
+        let (y, xv) = (self.v, x.v);
+        let r2 = y * y + xv * xv;
+        let r4 = r2 * r2;
+        Jet::chain2(
+            self,
+            x,
+            y.atan2(xv),
+            xv / r2,
+            -y / r2,
+            -2.0 * xv * y / r4,
+            (y * y - xv * xv) / r4,
+            2.0 * xv * y / r4,
+        )
+    }
+}
+
+type JetVec = [Jet; 3];
+
+fn jsub(a: &JetVec, b: &JetVec) -> JetVec {
+    std::array::from_fn(|i| a[i].sub(&b[i]))
+}
+
+fn jdot(a: &JetVec, b: &JetVec) -> Jet {
+    a[0].mul(&b[0]).add(&a[1].mul(&b[1])).add(&a[2].mul(&b[2]))
+}
+
+fn jcross(a: &JetVec, b: &JetVec) -> JetVec {
+    [
+        a[1].mul(&b[2]).sub(&a[2].mul(&b[1])),
+        a[2].mul(&b[0]).sub(&a[0].mul(&b[2])),
+        a[0].mul(&b[1]).sub(&a[1].mul(&b[0])),
+    ]
+}
+
+/// The bending angle `θ` (rad) of the hinge `q` with its gradient (12) and
+/// Hessian (12 x 12), module docs. Non-finite for a degenerate triangle
+/// (zero normal) or a zero edge.
+pub fn angle(q: &Vec12) -> Strain<1, DOFS> {
+    let x: [JetVec; 4] =
+        std::array::from_fn(|v| std::array::from_fn(|c| Jet::var(3 * v + c, q[3 * v + c])));
+    let e = jsub(&x[1], &x[0]);
+    let n_a = jcross(&e, &jsub(&x[2], &x[0]));
+    let n_b = jcross(&jsub(&x[3], &x[0]), &e);
+    let len = jdot(&e, &e).sqrt();
+    let s = jdot(&jcross(&n_a, &n_b), &e).mul(&len.recip());
+    let c = jdot(&n_a, &n_b);
+    let th = s.atan2(&c);
+    Strain {
+        value: SVector::from([th.v]),
+        jacobian: th.g.transpose(),
+        hessians: [th.h],
+    }
+}
+
+/// Plain-`f64` bending angle (rad) of `q`, as [`angle`] without
+/// derivatives.
+pub fn angle_value(q: &Vec12) -> f64 {
+    let p = |i: usize| Vector3::new(q[3 * i], q[3 * i + 1], q[3 * i + 2]);
+    let e = p(1) - p(0);
+    let n_a = e.cross(&(p(2) - p(0)));
+    let n_b = (p(3) - p(0)).cross(&e);
+    (n_a.cross(&n_b).dot(&e) / e.norm()).atan2(n_a.dot(&n_b))
+}
+
+/// Why a hinge cannot be built.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum HingeError {
+    /// A rest triangle with an area not above 1e-14 m², a rest edge not
+    /// above 1e-9 m, or a non-finite rest coordinate.
+    #[error(
+        "degenerate rest hinge: edge {edge} m, triangle areas {area_a} and {area_b} m² \
+         (expected an edge above 1e-9 m and areas above 1e-14 m²)"
+    )]
+    Degenerate {
+        /// Rest edge length (m).
+        edge: f64,
+        /// Rest area of `(x₀, x₁, x₂)` (m²).
+        area_a: f64,
+        /// Rest area of `(x₁, x₀, x₃)` (m²).
+        area_b: f64,
+    },
+    /// The bending rigidity must be finite and non-negative.
+    #[error("bending rigidity {0} N·m: expected a finite value >= 0")]
+    Rigidity(f64),
+}
+
+/// One hinge with its rest state: bending rigidity `B` (N·m), rest angle
+/// `θ̄` (rad) and measure `Ω` (dimensionless), module docs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hinge {
+    rigidity: f64,
+    rest_angle: f64,
+    measure: f64,
+}
+
+impl Hinge {
+    /// The hinge whose rest vertices are `rest` (`x₀, x₁` the edge, `x₂`
+    /// and `x₃` the opposite vertices; m), with bending rigidity
+    /// `rigidity` (N·m). The rest angle is the rest geometry's (0 for a
+    /// flat rest shape).
+    ///
+    /// # Errors
+    /// [`HingeError::Degenerate`], [`HingeError::Rigidity`].
+    pub fn new(rest: [[f64; 3]; 4], rigidity: f64) -> Result<Self, HingeError> {
+        if !(rigidity.is_finite() && rigidity >= 0.0) {
+            return Err(HingeError::Rigidity(rigidity));
+        }
+        let p = rest.map(Vector3::from);
+        let e = p[1] - p[0];
+        let area_a = 0.5 * e.cross(&(p[2] - p[0])).norm();
+        let area_b = 0.5 * (p[3] - p[0]).cross(&e).norm();
+        let edge = e.norm();
+        if !(edge > 1e-9 && area_a > 1e-14 && area_b > 1e-14) {
+            return Err(HingeError::Degenerate {
+                edge,
+                area_a,
+                area_b,
+            });
+        }
+        let q = Vec12::from_iterator(rest.iter().flatten().copied());
+        Ok(Hinge {
+            rigidity,
+            rest_angle: angle_value(&q),
+            measure: 3.0 * edge * edge / (area_a + area_b),
+        })
+    }
+
+    /// Rest angle `θ̄` (rad).
+    pub fn rest_angle(&self) -> f64 {
+        self.rest_angle
+    }
+
+    /// Measure `Ω = 3 |ē|² / (Ā_A + Ā_B)` (dimensionless).
+    pub fn measure(&self) -> f64 {
+        self.measure
+    }
+
+    /// The strain `ε = θ - θ̄` (rad) with its derivatives.
+    pub fn strain(&self, q: &Vec12) -> Strain<1, DOFS> {
+        let mut s = angle(q);
+        s.value[0] -= self.rest_angle;
+        s
+    }
+
+    /// Energy (J), gradient (N) and exact Hessian (N/m) at `q` (m).
+    pub fn elastic(&self, q: &Vec12) -> ElementEval<DOFS> {
+        elastic(
+            self.rigidity,
+            &self.strain(q),
+            &Measure::constant(self.measure),
+        )
+    }
+
+    /// As [`Hinge::elastic`] with the Hessian's stress-weighted strain
+    /// Hessian `ε ∇²θ` projected to PSD (a PSD Hessian for the Newton
+    /// matrix).
+    pub fn elastic_projected(&self, q: &Vec12) -> ElementEval<DOFS> {
+        elastic_projected_generic(
+            self.rigidity,
+            &self.strain(q),
+            &Measure::constant(self.measure),
+        )
+    }
+}
