@@ -2,6 +2,7 @@
 //! [`weft_core::Fabric`], plain-data collider and handle descriptions, and
 //! typed settings. No physics here.
 
+use crate::de::ColliderKeyframe;
 use crate::error::SceneError;
 use crate::scene::{Integrator, MaterialSpec, Output, Scene, SceneObject, WeaveSpec};
 use std::collections::HashMap;
@@ -63,6 +64,20 @@ pub enum ColliderShape {
     },
 }
 
+impl ColliderShape {
+    /// The point a keyframed rotation turns the collider about (m): a
+    /// plane's `point`, a sphere's centre, a capsule's midpoint, a mesh's
+    /// `translation` (where the OBJ file's origin is placed).
+    pub fn pivot(&self) -> [f64; 3] {
+        match self {
+            ColliderShape::Plane { point, .. } => *point,
+            ColliderShape::Sphere { center, .. } => *center,
+            ColliderShape::Capsule { a, b, .. } => std::array::from_fn(|i| 0.5 * (a[i] + b[i])),
+            ColliderShape::Mesh { translation, .. } => *translation,
+        }
+    }
+}
+
 /// A collider: shape plus penalty-contact parameters
 /// `V = ½ k_col (r + δ - φ(x))²` with Coulomb friction (DESIGN §6).
 #[derive(Clone, Debug, PartialEq)]
@@ -77,15 +92,20 @@ pub struct ColliderSpec {
     pub friction: f64,
     /// Margin δ (m) added to the yarn radius.
     pub margin: f64,
-    /// Translation keyframes `(t, [dx, dy, dz])` (s, m), strictly increasing
-    /// in `t`; empty for a static collider.
-    pub keyframes: Vec<(f64, [f64; 3])>,
+    /// Rigid-motion keyframes (s, m, rad), strictly increasing in time;
+    /// empty for a static collider.
+    pub keyframes: Vec<ColliderKeyframe>,
 }
 
 impl ColliderSpec {
     /// Translation of the collider at time `t` (m), see [`interpolate_keyframes`].
     pub fn translation_at(&self, t: f64) -> [f64; 3] {
-        interpolate_keyframes(&self.keyframes, t)
+        let keys: Vec<(f64, [f64; 3])> = self
+            .keyframes
+            .iter()
+            .map(|k| (k.time, k.translation))
+            .collect();
+        interpolate_keyframes(&keys, t)
     }
 }
 

@@ -227,3 +227,65 @@ pub(crate) fn keyframes<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(f64, [f6
     let v = Vec::<Key>::deserialize(d)?;
     Ok(v.into_iter().map(|Key(t, x)| (t, x)).collect())
 }
+
+/// One keyframe of a collider's rigid motion (scene key `keyframes`):
+/// `[t, [dx, dy, dz]]` or `[t, [dx, dy, dz], [rx, ry, rz]]`, at time `t`
+/// (s) the collider is moved by `translation` (m) from its initial
+/// placement and turned by the rotation vector `rotation` (axis times
+/// angle, rad) about its pivot (`ColliderShape::pivot`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ColliderKeyframe {
+    /// Time (s).
+    pub time: f64,
+    /// Translation from the initial placement (m).
+    pub translation: [f64; 3],
+    /// Rotation vector about the pivot (rad); `None` for none.
+    pub rotation: Option<[f64; 3]>,
+}
+
+struct ColliderKeyVisitor;
+
+impl<'de> Visitor<'de> for ColliderKeyVisitor {
+    type Value = ColliderKeyframe;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a keyframe [t, [dx, dy, dz]] or [t, [dx, dy, dz], [rx, ry, rz]] (s, m, rad)")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ColliderKeyframe, A::Error> {
+        let time: f64 = seq
+            .next_element()?
+            .ok_or_else(|| de::Error::invalid_length(0, &self))?;
+        let V3(translation) = seq
+            .next_element()?
+            .ok_or_else(|| de::Error::invalid_length(1, &self))?;
+        let rotation = seq.next_element::<V3>()?.map(|V3(r)| r);
+        if seq.next_element::<de::IgnoredAny>()?.is_some() {
+            return Err(de::Error::invalid_length(4, &self));
+        }
+        Ok(ColliderKeyframe {
+            time,
+            translation,
+            rotation,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for ColliderKeyframe {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_seq(ColliderKeyVisitor)
+    }
+}
+
+impl Serialize for ColliderKeyframe {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTuple;
+        let mut t = s.serialize_tuple(if self.rotation.is_some() { 3 } else { 2 })?;
+        t.serialize_element(&self.time)?;
+        t.serialize_element(&self.translation)?;
+        if let Some(r) = &self.rotation {
+            t.serialize_element(r)?;
+        }
+        t.end()
+    }
+}

@@ -63,7 +63,7 @@ pub use build::{
     BuiltScene, ColliderShape, ColliderSpec, HandleSpec, TimeStepSettings, interpolate_keyframes,
 };
 pub use curves::{Curve, CurveError, YarnCurves, catmull_rom, fabric_normals};
-pub use de::{Selector, SelectorMap};
+pub use de::{ColliderKeyframe, Selector, SelectorMap};
 pub use error::SceneError;
 pub use export::{
     CurveExportOptions, CurveFormat, ExportError, MitsubaScene, write_bcc, write_curves,

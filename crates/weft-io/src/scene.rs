@@ -809,7 +809,7 @@ pub struct WovenPatchObject {
 /// | `stiffness` | penalty `k_col`, N/m, > 0 | required |
 /// | `friction` | Coulomb μ, ≥ 0 | 0 |
 /// | `margin` (*added*) | δ, m, ≥ 0 | 0 |
-/// | `keyframes` (*added*) | `[[t, [dx, dy, dz]], ...]`: translation from the initial placement (s, m), piecewise linear, held constant outside | `[]` (static) |
+/// | `keyframes` (*added*) | `[[t, [dx, dy, dz]], ...]`: translation from the initial placement (s, m), piecewise linear, held constant outside; a key may add a rotation vector `[t, [dx, dy, dz], [rx, ry, rz]]` (axis times angle, rad) about the collider's pivot (a sphere's centre, a plane's `point`, a capsule's midpoint, a mesh's `translation`), turned at constant angular velocity along the shortest arc between keys | `[]` (static) |
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SphereObject {
@@ -826,9 +826,9 @@ pub struct SphereObject {
     /// Contact margin δ (m).
     #[serde(default)]
     pub margin: f64,
-    /// Translation keyframes.
-    #[serde(default, deserialize_with = "de::keyframes")]
-    pub keyframes: Vec<(f64, [f64; 3])>,
+    /// Rigid-motion keyframes (translation, optional rotation).
+    #[serde(default)]
+    pub keyframes: Vec<de::ColliderKeyframe>,
 }
 
 /// `{"type": "plane"}`: the half-space on the `normal` side of the plane
@@ -856,9 +856,9 @@ pub struct PlaneObject {
     /// Contact margin δ (m).
     #[serde(default)]
     pub margin: f64,
-    /// Translation keyframes.
-    #[serde(default, deserialize_with = "de::keyframes")]
-    pub keyframes: Vec<(f64, [f64; 3])>,
+    /// Rigid-motion keyframes (translation, optional rotation).
+    #[serde(default)]
+    pub keyframes: Vec<de::ColliderKeyframe>,
 }
 
 /// `{"type": "capsule"}` (*added*): the points within `radius` of the
@@ -888,9 +888,9 @@ pub struct CapsuleObject {
     /// Contact margin δ (m).
     #[serde(default)]
     pub margin: f64,
-    /// Translation keyframes.
-    #[serde(default, deserialize_with = "de::keyframes")]
-    pub keyframes: Vec<(f64, [f64; 3])>,
+    /// Rigid-motion keyframes (translation, optional rotation).
+    #[serde(default)]
+    pub keyframes: Vec<de::ColliderKeyframe>,
 }
 
 /// `{"type": "mesh"}` (*added*): a closed triangle mesh from an OBJ file;
@@ -921,9 +921,9 @@ pub struct MeshObject {
     /// Contact margin δ (m).
     #[serde(default)]
     pub margin: f64,
-    /// Translation keyframes.
-    #[serde(default, deserialize_with = "de::keyframes")]
-    pub keyframes: Vec<(f64, [f64; 3])>,
+    /// Rigid-motion keyframes (translation, optional rotation).
+    #[serde(default)]
+    pub keyframes: Vec<de::ColliderKeyframe>,
 }
 
 /// `{"type": "handle"}`: prescribed motion of fabric nodes. The selected
@@ -1241,11 +1241,23 @@ impl Scene {
                 }
             };
             let collider =
-                |stiffness: f64, friction: f64, margin: f64, keyframes: &[(f64, [f64; 3])]| {
+                |stiffness: f64, friction: f64, margin: f64, keyframes: &[de::ColliderKeyframe]| {
                     positive(&p("stiffness"), stiffness, "N/m")?;
                     non_negative(&p("friction"), friction, "Coulomb coefficient")?;
                     non_negative(&p("margin"), margin, "m")?;
-                    self.check_keyframes(&p("keyframes"), keyframes)
+                    let translations: Vec<(f64, [f64; 3])> =
+                        keyframes.iter().map(|k| (k.time, k.translation)).collect();
+                    self.check_keyframes(&p("keyframes"), &translations)?;
+                    match keyframes
+                        .iter()
+                        .position(|k| k.rotation.is_some_and(|r| !r.iter().all(|c| c.is_finite())))
+                    {
+                        Some(j) => Err(self.invalid(
+                            format!("{}[{j}]", p("keyframes")),
+                            "expected a finite rotation vector (rad)",
+                        )),
+                        None => Ok(()),
+                    }
                 };
             match obj {
                 SceneObject::Yarn(y) => {

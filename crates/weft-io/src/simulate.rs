@@ -7,31 +7,60 @@ use crate::{BuiltScene, ColliderShape, ColliderSpec, PreconditionerChoice, Scene
 use nalgebra::Vector3;
 use weft_solver::assembly::SelfContact;
 use weft_solver::collide::{
-    Capsule, CollideError, Collider, Plane, RigidMotion, SelfCollision, Shape, Sphere, TriangleMesh,
+    Capsule, CollideError, Collider, Keyframe, Plane, RigidMotion, SelfCollision, Shape, Sphere,
+    TriangleMesh,
 };
 use weft_solver::{Handle, LinearSolver, Settings, Simulation};
 
 /// Converts a scene collider into the solver's collider and its contact
 /// margin δ (m).
 ///
+/// Without rotations in its keyframes the shape stays in world coordinates
+/// and the motion is the keyframes' translation. With a rotation in any
+/// keyframe the shape is built about its pivot ([`ColliderShape::pivot`])
+/// and the motion at a key is the translation `pivot + d` with the key's
+/// rotation about it (`weft_solver::collide::RigidMotion`: translation
+/// linear, rotation at constant angular velocity between keys), so the
+/// collider turns about its pivot, and its points move with the velocity
+/// `ḋ + ω × (x - pivot)` that friction sees.
+///
 /// # Errors
 /// [`CollideError`] for a degenerate shape (zero plane normal, radius
 /// ≤ 0), an unreadable or malformed OBJ file, or keyframes out of order.
 pub fn collider(spec: &ColliderSpec) -> Result<(Collider, f64), CollideError> {
     let v = Vector3::from;
+    let rotating = spec.keyframes.iter().any(|k| k.rotation.is_some());
+    let pivot = if rotating {
+        v(spec.shape.pivot())
+    } else {
+        Vector3::zeros()
+    };
     let shape: Shape = match &spec.shape {
-        ColliderShape::Plane { point, normal } => Plane::new(v(*point), v(*normal))?.into(),
-        ColliderShape::Sphere { center, radius } => Sphere::new(v(*center), *radius)?.into(),
-        ColliderShape::Capsule { a, b, radius } => Capsule::new(v(*a), v(*b), *radius)?.into(),
+        ColliderShape::Plane { point, normal } => Plane::new(v(*point) - pivot, v(*normal))?.into(),
+        ColliderShape::Sphere { center, radius } => {
+            Sphere::new(v(*center) - pivot, *radius)?.into()
+        }
+        ColliderShape::Capsule { a, b, radius } => {
+            Capsule::new(v(*a) - pivot, v(*b) - pivot, *radius)?.into()
+        }
         ColliderShape::Mesh {
             path,
             translation,
             scale,
-        } => TriangleMesh::from_obj(path, *scale, v(*translation))?.into(),
+        } => TriangleMesh::from_obj(path, *scale, v(*translation) - pivot)?.into(),
     };
     let mut c = Collider::new(shape, spec.stiffness, spec.friction)?;
     if !spec.keyframes.is_empty() {
-        c = c.with_motion(RigidMotion::from_translations(&spec.keyframes)?);
+        let keys: Vec<Keyframe> = spec
+            .keyframes
+            .iter()
+            .map(|k| Keyframe {
+                time: k.time,
+                translation: pivot + v(k.translation),
+                rotation: k.rotation.map(v),
+            })
+            .collect();
+        c = c.with_motion(RigidMotion::new(&keys)?);
     }
     Ok((c, spec.margin))
 }

@@ -496,3 +496,65 @@ fn sbo17_sphere_scene_is_the_cotton_preset() {
         vec![weft_core::FabricPreset::Cotton.material(s, false)]
     );
 }
+
+/// Collider keyframes with a rotation vector turn the collider about its
+/// pivot: a capsule along x (midpoint (1, 0, 0)) turned a quarter turn
+/// about y over 1 s lies along z at t = 1 s, its ends move at `ω × r`
+/// halfway, a translation-only key keeps its old meaning, a serialised
+/// scene reads back, and a key with four entries or a rotation of two
+/// is refused with its place named.
+#[test]
+fn collider_keyframes_rotate_about_the_pivot() {
+    use nalgebra::Vector3;
+    use std::f64::consts::FRAC_PI_2;
+    let mut v = minimal();
+    v["objects"] = json!([
+        {"type": "capsule", "a": [0.5, 0, 0], "b": [1.5, 0, 0], "radius": 0.1,
+         "stiffness": 100, "friction": 0.3,
+         "keyframes": [[0, [0, 0, 0]], [1, [0, 0.2, 0], [0, FRAC_PI_2, 0]]]},
+        {"type": "sphere", "center": [0, 1, 0], "radius": 0.2, "stiffness": 100,
+         "keyframes": [[0, [0, 0, 0]], [1, [1, 0, 0]]]}
+    ]);
+    let scene = parse(&v);
+    let text = serde_json::to_string(&scene).unwrap();
+    assert_eq!(Scene::from_str(&text, "scene.json").unwrap(), scene);
+    let built = scene.build().unwrap();
+    assert_eq!(built.colliders[0].shape.pivot(), [1.0, 0.0, 0.0]);
+    let (c, _) = weft_io::collider(&built.colliders[0]).unwrap();
+    // t = 0: the capsule's end b = (1.5, 0, 0) is on its axis.
+    let (phi, _) = c.distance(&Vector3::new(1.5, 0.0, 0.0), 0.0);
+    assert_relative_eq!(phi, -0.1, epsilon = 1e-12);
+    // t = 1: turned by +90° about y (x → -z), lifted by 0.2: the ends are
+    // at (1, 0.2, ∓0.5).
+    for z in [-0.5, 0.5] {
+        let (phi, _) = c.distance(&Vector3::new(1.0, 0.2, z), 1.0);
+        assert_relative_eq!(phi, -0.1, epsilon = 1e-12);
+    }
+    let (phi, _) = c.distance(&Vector3::new(1.5, 0.2, 0.0), 1.0);
+    assert_relative_eq!(phi, 0.4, epsilon = 1e-12);
+    // Halfway: ω = (0, π/2, 0) rad/s, ḋ = (0, 0.2, 0) m/s; the point 0.5 m
+    // from the pivot along the turned axis moves at ḋ + ω × r.
+    let angle = 0.5 * FRAC_PI_2;
+    let pivot = Vector3::new(1.0, 0.1, 0.0);
+    let r = Vector3::new(angle.cos(), 0.0, -angle.sin()) * 0.5;
+    let want = Vector3::new(0.0, 0.2, 0.0) + Vector3::new(0.0, FRAC_PI_2, 0.0).cross(&r);
+    let got = c.velocity_at(&(pivot + r), 0.5);
+    assert!((got - want).norm() < 1e-12, "{got} vs {want}");
+    // The translation-only sphere: world coordinates as before.
+    let (s, _) = weft_io::collider(&built.colliders[1]).unwrap();
+    let (phi, _) = s.distance(&Vector3::new(0.5, 1.0, 0.0), 0.5);
+    assert_relative_eq!(phi, -0.2, epsilon = 1e-12);
+    // Malformed keys.
+    for (bad, what) in [
+        (json!([[0, [0, 0, 0], [0, 0, 0], [1, 1, 1]]]), "keyframe"),
+        (json!([[0, [0, 0, 0], [1, 2]]]), ""),
+    ] {
+        let mut w = v.clone();
+        w["objects"][0]["keyframes"] = bad;
+        let e = Scene::from_str(&w.to_string(), "scene.json")
+            .and_then(|s| s.build().map(|_| ()))
+            .expect_err("accepted");
+        let msg = e.to_string();
+        assert!(msg.contains("objects[0]") && msg.contains(what), "{msg}");
+    }
+}
