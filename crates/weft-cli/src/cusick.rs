@@ -82,7 +82,7 @@ pub fn run(args: &CusickArgs) -> Result<()> {
     );
     if !s.is_static {
         eprintln!(
-            "warning: the specimen still moves after {:.2} s (kinetic energy {:.2e} J, force \
+            "warning: the specimen is not static after {:.2} s (kinetic energy {:.2e} J, force \
              residual {:.3}; static asks for an RMS speed below {} m/s and a residual below {}): \
              the drape coefficient is a snapshot of the fall, not of the drape; run longer \
              (--duration)",
