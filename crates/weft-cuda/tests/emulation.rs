@@ -168,9 +168,10 @@ fn emulated_assembly_matches_the_cpu_assembler_in_both_modes() {
 
 /// `Assembler::dissipation_position_jacobian = false` (bit 1 of the
 /// kernels' `jacobian_flags` cleared), in both elastic modes: the kernels'
-/// residual and matrix equal the CPU's to 1e-12; the residual is the one
-/// with the position Jacobian (forces do not depend on it) and the matrix
-/// is not (the strain-rate damping's clamped term is exercised).
+/// residual, matrix and energies equal the CPU's to 1e-12
+/// ([`assert_both_modes_match`]); the residual is the one with the position
+/// Jacobian (forces do not depend on it) and the matrix is not (the
+/// strain-rate damping's clamped term is exercised).
 #[test]
 fn emulated_assembly_without_the_dissipation_position_jacobian_matches_the_cpu() {
     if skip() {
@@ -180,45 +181,23 @@ fn emulated_assembly_without_the_dissipation_position_jacobian_matches_the_cpu()
     let mut plan = AssemblyPlan::new(&a).unwrap();
     assert!(plan.dissipation_position_jacobian, "the default keeps it");
     let colliders = colliders_at(&a, a.time).unwrap();
-    let mut worst = [0.0f64; 2];
+    let mut worst = [0.0f64; 4];
     let mut min_change = f64::INFINITY;
     for seed in 1..=4u64 {
         let s = inputs(&a, 0x5bd1_e995 + seed, true);
-        let len = s.q_n.len();
+        for dx in [true, false] {
+            a.dissipation_position_jacobian = dx;
+            plan.dissipation_position_jacobian = dx;
+            assert_both_modes_match(&mut a, &mut plan, &colliders, &s, seed, &mut worst);
+        }
         for exact in [false, true] {
             a.exact_hessians = exact;
-            plan.exact_hessians = exact;
             let mut out = Vec::new();
             for dx in [true, false] {
                 a.dissipation_position_jacobian = dx;
-                plan.dissipation_position_jacobian = dx;
-                let mut res_cpu = vec![0.0; len];
-                a.assemble(&s.q_n, &s.v_n, &s.v, s.h, &s.anchors, &mut res_cpu, true);
-                let mat_cpu = flat(&a.matrix.to_general().values);
-                let mut res_emu = vec![0.0; len];
-                let mut vals = vec![[[0.0; 5]; 5]; plan.cols.len()];
-                emulate::assemble(
-                    &plan,
-                    &colliders,
-                    &s.q_n,
-                    &s.v_n,
-                    &s.v,
-                    s.h,
-                    &s.anchors,
-                    &mut res_emu,
-                    &mut vals,
-                    true,
-                )
-                .unwrap();
-                let (e_res, e_mat) = (rel(&res_emu, &res_cpu), rel(&flat(&vals), &mat_cpu));
-                assert!(
-                    e_res <= 1e-12 && e_mat <= 1e-12,
-                    "seed {seed}, exact {exact}, dx {dx}: residual {e_res:.2e}, matrix {e_mat:.2e}"
-                );
-                if !dx {
-                    worst = [worst[0].max(e_res), worst[1].max(e_mat)];
-                }
-                out.push((res_cpu, mat_cpu));
+                let mut res = vec![0.0; s.q_n.len()];
+                a.assemble(&s.q_n, &s.v_n, &s.v, s.h, &s.anchors, &mut res, true);
+                out.push((res, flat(&a.matrix.to_general().values)));
             }
             assert_eq!(out[0].0, out[1].0, "the residual must not depend on it");
             let change = rel(&out[1].1, &out[0].1);
@@ -230,8 +209,8 @@ fn emulated_assembly_without_the_dissipation_position_jacobian_matches_the_cpu()
         }
     }
     eprintln!(
-        "without the dissipation position Jacobian: worst relative errors, emulated vs CPU: \
-         residual {:.2e}, matrix {:.2e}; smallest matrix change {min_change:.2e}",
+        "with and without the dissipation position Jacobian: worst relative errors, emulated \
+         vs CPU: residual {:.2e}, matrix {:.2e}; smallest matrix change {min_change:.2e}",
         worst[0], worst[1]
     );
 }

@@ -589,30 +589,31 @@ pub fn damping_with_jacobian(
     threshold: f64,
     position_jacobian: bool,
 ) -> BendingDissipation {
+    /// The dissipation of strain `s` with the clamp of its `parts`.
+    fn clamped<const M: usize>(
+        k_d: f64,
+        s: &Strain<M, DOFS>,
+        m: &Measure<DOFS>,
+        qdot: &SVector<f64, DOFS>,
+        position_jacobian: bool,
+        parts: &[Parts],
+        dd: f64,
+    ) -> Dissipation<M, DOFS> {
+        dissipation_with_clamp(k_d, s, m, qdot, position_jacobian, |rate| {
+            clamped_stress_hessian(parts, rate.as_slice(), dd)
+        })
+    }
     let m = measure(q);
     let (e1, e2, dd) = reduced(q);
+    let pj = position_jacobian;
     match strain(q, threshold) {
         BendingStrain::Scalar(s) => {
             let parts = [scalar_parts(&e1, &e2)];
-            BendingDissipation::Scalar(dissipation_with_clamp(
-                k_d,
-                &s,
-                &m,
-                qdot,
-                position_jacobian,
-                |rate| clamped_stress_hessian(&parts, rate.as_slice(), dd),
-            ))
+            BendingDissipation::Scalar(clamped(k_d, &s, &m, qdot, pj, &parts, dd))
         }
         BendingStrain::Vector(s) => {
             let parts = vector_parts(&e1, &e2);
-            BendingDissipation::Vector(dissipation_with_clamp(
-                k_d,
-                &s,
-                &m,
-                qdot,
-                position_jacobian,
-                |rate| clamped_stress_hessian(&parts, rate.as_slice(), dd),
-            ))
+            BendingDissipation::Vector(clamped(k_d, &s, &m, qdot, pj, &parts, dd))
         }
     }
 }
