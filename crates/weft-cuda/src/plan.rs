@@ -553,11 +553,14 @@ pub fn colliders_at(assembler: &Assembler, t: f64) -> Result<StepColliders, Plan
                         (iso.translation.vector, iso.rotation)
                     }
                 };
+                // An animated body's surface velocity at the plane adds to
+                // the collider's rigid velocity field.
                 GpuCollider {
                     kind: 0,
                     a: (rot * pl.point + pt).into(),
                     b: (rot * pl.normal).into(),
                     radius: 0.0,
+                    lin: (Vector3::from(g.lin) + rot * pl.velocity).into(),
                     ..*g
                 }
             })

@@ -392,8 +392,10 @@ fn pcg_parity(a: &weft_solver::Assembler, plan: &AssemblyPlan, b: &[f64], exact:
 /// Triangle-mesh colliders on the device: after `Assembler::begin_step`
 /// (tangent planes per node at the step start), `colliders_at` hands the
 /// kernels the analytic colliders plus every node's planes moved to the
-/// collider's pose at `t` (a static box whose edge runs under the first
-/// patch, a translating and rotating box under the Rayleigh patch). The
+/// collider's pose at `t` (an animated box, `MeshAnimation`, whose edge
+/// runs under the first patch and whose planes carry its surface velocity
+/// into the friction; a translating and rotating box under the Rayleigh
+/// patch). The
 /// emulated kernels' residual, matrix (both modes) and energies equal the
 /// CPU assembler's to 1e-12; the mesh term is active (its energy,
 /// summed with `Collider::plane_contact`, is > 0 and changes the CPU

@@ -62,6 +62,19 @@ pub enum ColliderShape {
         /// Uniform scale (file units to m).
         scale: f64,
     },
+    /// Animated triangle mesh from a folder of OBJ frames; vertex `p` goes
+    /// to `scale · p + translation`.
+    AnimatedMesh {
+        /// The folder, resolved against the scene file's directory; it
+        /// existed when the scene was built.
+        frames: PathBuf,
+        /// Frames per second.
+        fps: f64,
+        /// Translation (m).
+        translation: [f64; 3],
+        /// Uniform scale (file units to m).
+        scale: f64,
+    },
 }
 
 impl ColliderShape {
@@ -73,7 +86,8 @@ impl ColliderShape {
             ColliderShape::Plane { point, .. } => *point,
             ColliderShape::Sphere { center, .. } => *center,
             ColliderShape::Capsule { a, b, .. } => std::array::from_fn(|i| 0.5 * (a[i] + b[i])),
-            ColliderShape::Mesh { translation, .. } => *translation,
+            ColliderShape::Mesh { translation, .. }
+            | ColliderShape::AnimatedMesh { translation, .. } => *translation,
         }
     }
 }
@@ -493,28 +507,55 @@ impl Scene {
                     None
                 }
                 SceneObject::Mesh(s) => {
-                    let path = if s.path.is_absolute() {
-                        s.path.clone()
-                    } else {
-                        self.base_dir().join(&s.path)
+                    let resolve = |p: &PathBuf| {
+                        if p.is_absolute() {
+                            p.clone()
+                        } else {
+                            self.base_dir().join(p)
+                        }
                     };
-                    if !path.is_file() {
-                        return Err(self.invalid(
-                            format!("objects[{i}].path"),
-                            format!(
-                                "mesh file '{}' not found (looked for {}); expected an OBJ file relative to the scene file's directory",
-                                s.path.display(),
-                                path.display()
-                            ),
-                        ));
-                    }
+                    let shape = match (&s.frames, s.fps) {
+                        (Some(frames), Some(fps)) => {
+                            let dir = resolve(frames);
+                            if !dir.is_dir() {
+                                return Err(self.invalid(
+                                    format!("objects[{i}].frames"),
+                                    format!(
+                                        "frame folder '{}' not found (looked for {}); expected a folder of OBJ files relative to the scene file's directory",
+                                        frames.display(),
+                                        dir.display()
+                                    ),
+                                ));
+                            }
+                            ColliderShape::AnimatedMesh {
+                                frames: dir,
+                                fps,
+                                translation: s.translation,
+                                scale: s.scale,
+                            }
+                        }
+                        _ => {
+                            let path = resolve(&s.path);
+                            if !path.is_file() {
+                                return Err(self.invalid(
+                                    format!("objects[{i}].path"),
+                                    format!(
+                                        "mesh file '{}' not found (looked for {}); expected an OBJ file relative to the scene file's directory",
+                                        s.path.display(),
+                                        path.display()
+                                    ),
+                                ));
+                            }
+                            ColliderShape::Mesh {
+                                path,
+                                translation: s.translation,
+                                scale: s.scale,
+                            }
+                        }
+                    };
                     colliders.push(ColliderSpec {
                         object: i,
-                        shape: ColliderShape::Mesh {
-                            path,
-                            translation: s.translation,
-                            scale: s.scale,
-                        },
+                        shape,
                         stiffness: s.stiffness,
                         friction: s.friction,
                         margin: s.margin,

@@ -893,20 +893,33 @@ pub struct CapsuleObject {
     pub keyframes: Vec<de::ColliderKeyframe>,
 }
 
-/// `{"type": "mesh"}` (*added*): a closed triangle mesh from an OBJ file;
-/// vertex `p` of the file is placed at `scale · p + translation`.
+/// `{"type": "mesh"}` (*added*): a closed triangle mesh from an OBJ file,
+/// or an animated body from a folder of OBJ files (one per frame, the same
+/// mesh in each, read in file-name order; `weft_solver::collide::MeshAnimation`:
+/// vertices linear between frames, friction against their velocity); vertex
+/// `p` of a file is placed at `scale · p + translation`. Exactly one of
+/// `path` and `frames`.
 ///
 /// | key | unit | default |
 /// |---|---|---|
-/// | `path` | OBJ file, relative to the scene file's directory (or absolute) | required; must exist |
+/// | `path` | OBJ file, relative to the scene file's directory (or absolute) | required unless `frames`; must exist |
+/// | `frames` | folder of OBJ frames, relative as `path` | none (a still mesh) |
+/// | `fps` | frames per second of `frames`, > 0 | required with `frames` |
 /// | `translation` | `[x, y, z]`, m | `[0, 0, 0]` |
 /// | `scale` | file units to m, > 0 | 1 |
 /// | `stiffness`, `friction`, `margin`, `keyframes` | as for [`SphereObject`] | |
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MeshObject {
-    /// OBJ file as written in the scene.
+    /// OBJ file as written in the scene (empty with `frames`).
+    #[serde(default, skip_serializing_if = "path_is_empty")]
     pub path: PathBuf,
+    /// Folder of OBJ frames of an animated body, as written in the scene.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames: Option<PathBuf>,
+    /// Frames per second of `frames`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fps: Option<f64>,
     /// Translation (m).
     #[serde(default, deserialize_with = "de::vec3")]
     pub translation: [f64; 3],
@@ -924,6 +937,10 @@ pub struct MeshObject {
     /// Rigid-motion keyframes (translation, optional rotation).
     #[serde(default)]
     pub keyframes: Vec<de::ColliderKeyframe>,
+}
+
+fn path_is_empty(p: &Path) -> bool {
+    p.as_os_str().is_empty()
 }
 
 /// `{"type": "handle"}`: prescribed motion of fabric nodes. The selected
@@ -1371,8 +1388,39 @@ impl Scene {
                     collider(s.stiffness, s.friction, s.margin, &s.keyframes)?;
                 }
                 SceneObject::Mesh(s) => {
-                    if s.path.as_os_str().is_empty() {
-                        return Err(self.invalid(p("path"), "expected an OBJ file path"));
+                    match (&s.frames, s.fps) {
+                        (Some(_), _) if !s.path.as_os_str().is_empty() => {
+                            return Err(self.invalid(
+                                p("frames"),
+                                "expected either `path` (a still mesh) or `frames` (an animated \
+                                 one), not both",
+                            ));
+                        }
+                        (Some(f), fps) => {
+                            if f.as_os_str().is_empty() {
+                                return Err(
+                                    self.invalid(p("frames"), "expected a folder of OBJ frames")
+                                );
+                            }
+                            let Some(fps) = fps else {
+                                return Err(self.invalid(
+                                    p("fps"),
+                                    "expected the frames per second of `frames`",
+                                ));
+                            };
+                            positive(&p("fps"), fps, "frames per second")?;
+                        }
+                        (None, Some(_)) => {
+                            return Err(self
+                                .invalid(p("fps"), "`fps` belongs to `frames`, which is absent"));
+                        }
+                        (None, None) if s.path.as_os_str().is_empty() => {
+                            return Err(self.invalid(
+                                p("path"),
+                                "expected an OBJ file path (or `frames`, a folder of OBJ frames)",
+                            ));
+                        }
+                        (None, None) => {}
                     }
                     positive(&p("scale"), s.scale, "file units to m")?;
                     collider(s.stiffness, s.friction, s.margin, &s.keyframes)?;

@@ -5,10 +5,11 @@
 
 use crate::{BuiltScene, ColliderShape, ColliderSpec, PreconditionerChoice, SceneError};
 use nalgebra::Vector3;
+use std::sync::Arc;
 use weft_solver::assembly::SelfContact;
 use weft_solver::collide::{
-    Capsule, CollideError, Collider, Keyframe, Plane, RigidMotion, SelfCollision, Shape, Sphere,
-    TriangleMesh,
+    Capsule, CollideError, Collider, Keyframe, MeshAnimation, Plane, RigidMotion, SelfCollision,
+    Shape, Sphere, TriangleMesh,
 };
 use weft_solver::{Handle, LinearSolver, Settings, Simulation};
 
@@ -26,7 +27,8 @@ use weft_solver::{Handle, LinearSolver, Settings, Simulation};
 ///
 /// # Errors
 /// [`CollideError`] for a degenerate shape (zero plane normal, radius
-/// ≤ 0), an unreadable or malformed OBJ file, or keyframes out of order.
+/// ≤ 0), an unreadable or malformed OBJ file (or frame of an animated
+/// mesh), or keyframes out of order.
 pub fn collider(spec: &ColliderSpec) -> Result<(Collider, f64), CollideError> {
     let v = Vector3::from;
     let rotating = spec.keyframes.iter().any(|k| k.rotation.is_some());
@@ -48,8 +50,35 @@ pub fn collider(spec: &ColliderSpec) -> Result<(Collider, f64), CollideError> {
             translation,
             scale,
         } => TriangleMesh::from_obj(path, *scale, v(*translation) - pivot)?.into(),
+        ColliderShape::AnimatedMesh {
+            frames,
+            fps,
+            translation,
+            scale,
+        } => {
+            let a =
+                MeshAnimation::from_obj_sequence(frames, *fps, *scale, v(*translation) - pivot)?;
+            return keyframed(
+                spec,
+                pivot,
+                Collider::animated(Arc::new(a), spec.stiffness, spec.friction)?,
+            );
+        }
     };
-    let mut c = Collider::new(shape, spec.stiffness, spec.friction)?;
+    keyframed(
+        spec,
+        pivot,
+        Collider::new(shape, spec.stiffness, spec.friction)?,
+    )
+}
+
+/// `c` following `spec`'s keyframes about `pivot` (m), with `spec`'s margin.
+fn keyframed(
+    spec: &ColliderSpec,
+    pivot: Vector3<f64>,
+    mut c: Collider,
+) -> Result<(Collider, f64), CollideError> {
+    let v = Vector3::from;
     if !spec.keyframes.is_empty() {
         let keys: Vec<Keyframe> = spec
             .keyframes

@@ -469,6 +469,76 @@ fn mesh_path_resolves_against_scene_directory() {
 }
 
 #[test]
+fn animated_mesh_frames_resolve_and_bad_keys_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("walk")).unwrap();
+    let path = dir.path().join("scene.json");
+    let err = |obj: serde_json::Value| {
+        let mut v = minimal();
+        v["objects"] = json!([obj]);
+        std::fs::write(&path, v.to_string()).unwrap();
+        match Scene::from_path(&path) {
+            Err(e) => e.to_string(),
+            Ok(s) => match s.build() {
+                Err(e) => e.to_string(),
+                Ok(b) => format!("built {:?}", b.colliders[0].shape),
+            },
+        }
+    };
+    let ok = err(json!({"type": "mesh", "frames": "walk", "fps": 30, "stiffness": 100}));
+    assert_eq!(
+        ok,
+        format!(
+            "built {:?}",
+            ColliderShape::AnimatedMesh {
+                frames: dir.path().join("walk"),
+                fps: 30.0,
+                translation: [0.0; 3],
+                scale: 1.0
+            }
+        )
+    );
+    for (obj, place, says) in [
+        (
+            json!({"type": "mesh", "path": "a.obj", "frames": "walk", "fps": 30, "stiffness": 1}),
+            "objects[0].frames",
+            "not both",
+        ),
+        (
+            json!({"type": "mesh", "frames": "walk", "stiffness": 1}),
+            "objects[0].fps",
+            "frames per second",
+        ),
+        (
+            json!({"type": "mesh", "frames": "walk", "fps": -1, "stiffness": 1}),
+            "objects[0].fps",
+            "",
+        ),
+        (
+            json!({"type": "mesh", "path": "a.obj", "fps": 30, "stiffness": 1}),
+            "objects[0].fps",
+            "`frames`, which is absent",
+        ),
+        (
+            json!({"type": "mesh", "stiffness": 1}),
+            "objects[0].path",
+            "expected an OBJ file path",
+        ),
+        (
+            json!({"type": "mesh", "frames": "run", "fps": 30, "stiffness": 1}),
+            "objects[0].frames",
+            "frame folder 'run' not found",
+        ),
+    ] {
+        let s = err(obj);
+        assert!(
+            s.starts_with(&format!("{}: {place}", path.display())) && s.contains(says),
+            "{s}"
+        );
+    }
+}
+
+#[test]
 fn keyframe_interpolation() {
     let keys = [
         (0.5, [0.0, 0.0, 0.0]),

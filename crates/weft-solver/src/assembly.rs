@@ -1016,13 +1016,17 @@ impl Assembler {
 
     /// Prepares a step of size `h` (s) ending at time `t_end` (s) from
     /// coordinates `q_n` and velocities `v_n` (5 per node): sets the collider
-    /// time, takes the mesh colliders' tangent planes near every node (within
+    /// time, poses animated bodies at `t_end` ([`Collider::advance_to`]),
+    /// takes the mesh colliders' tangent planes near every node (within
     /// `r + δ +` [`PLANE_REACH`] `+ 2 h |v_n| + |g| h²` of `x_n`, see
     /// [`Collider::tangent_planes`]) and refreshes the self-collision pairs
     /// (broad and narrow phase at `q_n`, pairs within `2 d0` kept so that
     /// approaching pairs are seen during the step).
     pub fn begin_step(&mut self, q_n: &[f64], v_n: &[f64], h: f64, t_end: f64) {
         self.time = t_end;
+        for (c, _) in &mut self.contact.colliders {
+            c.advance_to(t_end);
+        }
         let colliders = &self.contact.colliders;
         if colliders.iter().any(|(c, _)| c.uses_tangent_planes()) {
             let travel = self.gravity.norm() * h * h;

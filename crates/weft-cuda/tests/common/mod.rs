@@ -11,7 +11,9 @@ use weft_core::{
 };
 use weft_potentials::testing::xorshift;
 use weft_solver::bsr::{Block, BlockSparse};
-use weft_solver::collide::{Capsule, Collider, Plane, RigidMotion, Sphere, TriangleMesh};
+use weft_solver::collide::{
+    Capsule, Collider, MeshAnimation, Plane, RigidMotion, Sphere, TriangleMesh,
+};
 use weft_solver::{Assembler, Handle, LinearSolver, Settings, Simulation};
 
 /// `‖a - b‖₂ / ‖b‖₂` over all entries (`‖a‖₂` when `b = 0`).
@@ -285,17 +287,24 @@ pub fn mesh_box(lo: [f64; 3], hi: [f64; 3]) -> TriangleMesh {
 }
 
 /// [`scene`] with its three analytic colliders plus two triangle-mesh
-/// boxes: a static one whose top face and edge run under the first patch
-/// (nodes near the edge see two sheets), and a keyframed (translating and
-/// rotating) one under the Rayleigh patch.
+/// boxes: an animated one (frames at 100 per s sliding it back and forth
+/// along its edge by 0.5 mm, 0.05 m/s: `MeshAnimation`, the surface
+/// velocity per tangent plane) whose
+/// top face and edge run under the first patch (nodes near the edge see two
+/// sheets), and a keyframed (translating and rotating) one under the
+/// Rayleigh patch.
 pub fn mesh_scene() -> Assembler {
     let mut a = scene();
-    let fixed = Collider::new(
-        mesh_box([0.004, -0.01, -0.01], [0.0095, 0.00405, 0.02]),
-        60.0,
-        0.3,
-    )
-    .unwrap();
+    let still = mesh_box([0.004, -0.01, -0.01], [0.0095, 0.00405, 0.02]);
+    let frames: Vec<Vec<Vector3<f64>>> = (0..60)
+        .map(|k| {
+            let d = Vector3::new(0.0, 0.0, 0.0005 * (k % 2) as f64);
+            still.vertices().iter().map(|p| p + d).collect()
+        })
+        .collect();
+    let animation =
+        MeshAnimation::from_frames("sliding box", &frames, still.triangles(), 100.0).unwrap();
+    let fixed = Collider::animated(std::sync::Arc::new(animation), 60.0, 0.3).unwrap();
     let motion = RigidMotion::from_rest(
         1.0,
         Vector3::new(0.002, -0.0005, 0.001),

@@ -1,6 +1,7 @@
 //! The collider type the solver uses: a shape, an optional keyframed motion
 //! and its contact parameters (DESIGN §6, §8 collider objects).
 
+use super::animation::MeshAnimation;
 use super::error::CollideError;
 use super::mesh::{TangentPlane, TriangleMesh};
 use super::motion::RigidMotion;
@@ -71,6 +72,11 @@ pub struct Collider {
     /// Friction regularisation speed `ε_v` (m/s), default
     /// [`DEFAULT_FRICTION_SPEED`].
     pub friction_speed: f64,
+    /// For an animated body, its frames; [`Self::shape`] is then the pose at
+    /// [`Self::pose_time`] ([`Self::advance_to`]).
+    animation: Option<Arc<MeshAnimation>>,
+    /// The time (s) [`Self::shape`] was posed at (animated bodies only).
+    pose_time: f64,
 }
 
 /// Everything the assembly needs for one node touching one collider.
@@ -114,7 +120,53 @@ impl Collider {
             stiffness,
             friction,
             friction_speed: DEFAULT_FRICTION_SPEED,
+            animation: None,
+            pose_time: 0.0,
         })
+    }
+
+    /// An animated body ([`MeshAnimation`]) with `stiffness` (N/m) and
+    /// friction coefficient `friction`, posed at time 0 (its rest pose). The
+    /// solver poses it at the end of every time step
+    /// ([`Self::advance_to`]); friction acts against the surface's velocity.
+    ///
+    /// # Errors
+    /// As [`Self::new`].
+    pub fn animated(
+        animation: Arc<MeshAnimation>,
+        stiffness: f64,
+        friction: f64,
+    ) -> Result<Self, CollideError> {
+        let mut c = Self::new(animation.pose_at(0.0), stiffness, friction)?;
+        c.animation = Some(animation);
+        Ok(c)
+    }
+
+    /// The animation an animated body follows ([`Self::animated`]).
+    pub fn animation(&self) -> Option<&Arc<MeshAnimation>> {
+        self.animation.as_ref()
+    }
+
+    /// The time (s) an animated body is posed at (0 for other colliders).
+    pub fn pose_time(&self) -> f64 {
+        self.pose_time
+    }
+
+    /// Poses an animated body at time `t` (s): [`Self::shape`] moves to
+    /// [`MeshAnimation::pose_at`]`(t)` in place (the BVH refitted, `O(n)` in
+    /// the triangles; a copy first if the mesh is shared; nothing when it is
+    /// already posed at `t`). Other colliders are unchanged: their motion
+    /// is evaluated at each query's time.
+    pub fn advance_to(&mut self, t: f64) {
+        if let Some(a) = &self.animation
+            && t != self.pose_time
+        {
+            match &mut self.shape {
+                Shape::Mesh(m) => a.pose(t, Arc::make_mut(m)),
+                other => *other = Shape::Mesh(Arc::new(a.pose_at(t))),
+            }
+            self.pose_time = t;
+        }
     }
 
     /// The same collider following `motion`.
@@ -124,7 +176,8 @@ impl Collider {
     }
 
     /// Signed distance `φ` (m, negative inside) and unit outward world
-    /// normal `∇φ` at the world point `x` at time `t` (s).
+    /// normal `∇φ` at the world point `x` at time `t` (s) (an animated body:
+    /// in its pose at [`Self::pose_time`]).
     pub fn distance(&self, x: &Vector3<f64>, t: f64) -> (f64, Vector3<f64>) {
         match &self.motion {
             None => self.shape.distance(x),
@@ -139,8 +192,30 @@ impl Collider {
     }
 
     /// Velocity (m/s) of the collider's material point at world position `x`
-    /// at time `t` (zero for a static collider).
+    /// at time `t` (zero for a static collider); for an animated body, plus
+    /// the velocity of its surface point closest to `x` (its pose at
+    /// [`Self::pose_time`]).
     pub fn velocity_at(&self, x: &Vector3<f64>, t: f64) -> Vector3<f64> {
+        let rigid = self.rigid_velocity_at(x, t);
+        let Shape::Mesh(mesh) = &self.shape else {
+            return rigid;
+        };
+        if self.animation.is_none() {
+            return rigid;
+        }
+        match &self.motion {
+            None => rigid + mesh.velocity_near(x),
+            Some(m) => {
+                let iso = m.transform(t);
+                let local = iso.inverse_transform_vector(&(x - iso.translation.vector));
+                rigid + iso.rotation * mesh.velocity_near(&local)
+            }
+        }
+    }
+
+    /// Velocity (m/s) at world position `x` and time `t` of the collider's
+    /// rigid motion alone (zero without one).
+    fn rigid_velocity_at(&self, x: &Vector3<f64>, t: f64) -> Vector3<f64> {
         match &self.motion {
             None => Vector3::zeros(),
             Some(m) => m.velocity_at(x, t),
@@ -203,12 +278,13 @@ impl Collider {
                 TangentPlane {
                     point: (iso * nalgebra::Point3::from(plane.point)).coords,
                     normal: iso.rotation * plane.normal,
+                    velocity: iso.rotation * plane.velocity,
                 }
             }
         };
         let phi = world.distance(x);
         let pen = penalty(phi, &world.normal, offset, self.stiffness)?;
-        let v_rel = x_dot - self.velocity_at(x, t);
+        let v_rel = x_dot - self.rigid_velocity_at(x, t) - world.velocity;
         Some(NodeContact {
             phi,
             normal: world.normal,

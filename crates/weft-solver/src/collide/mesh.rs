@@ -49,6 +49,10 @@ pub struct TriangleMesh {
     name: String,
     mesh: TriMesh,
     volume: f64,
+    /// Per vertex, the velocity of the surface (m/s, local frame) for a
+    /// mesh posed from an animation ([`super::MeshAnimation`]); empty for a
+    /// still mesh.
+    velocities: Vec<Vector3<f64>>,
 }
 
 impl std::fmt::Debug for TriangleMesh {
@@ -82,55 +86,7 @@ impl TriangleMesh {
         translation: Vector3<f64>,
     ) -> Result<Self, CollideError> {
         let path = path.as_ref();
-        if !(scale > 0.0 && scale.is_finite() && translation.iter().all(|c| c.is_finite())) {
-            return Err(CollideError::InvalidShape {
-                shape: "triangle mesh",
-                reason: format!(
-                    "{}: expected a finite scale > 0 and a finite translation, got scale {scale} \
-                     and translation {:?}",
-                    path.display(),
-                    translation.as_slice()
-                ),
-            });
-        }
-        let file = std::fs::File::open(path).map_err(|e| CollideError::ObjRead {
-            path: path.to_owned(),
-            reason: e.to_string(),
-        })?;
-        let mut reader = LineCounter {
-            inner: BufReader::new(file),
-            lines: 0,
-            partial: false,
-        };
-        let opts = tobj::LoadOptions {
-            triangulate: true,
-            single_index: false,
-            ignore_points: true,
-            ignore_lines: true,
-        };
-        let models = match tobj::load_obj_buf(&mut reader, &opts, |_| {
-            Err(tobj::LoadError::GenericFailure)
-        }) {
-            Ok((models, _materials)) => models,
-            Err(e) => return Err(parse_error(path, e, reader.line())),
-        };
-        let mut vertices = Vec::new();
-        let mut triangles = Vec::new();
-        for m in &models {
-            let base = vertices.len() as u32;
-            vertices.extend(
-                m.mesh
-                    .positions
-                    .chunks_exact(3)
-                    .map(|p| scale * Vector3::new(p[0], p[1], p[2]) + translation),
-            );
-            triangles.extend(
-                m.mesh
-                    .indices
-                    .chunks_exact(3)
-                    .map(|t| [t[0] + base, t[1] + base, t[2] + base]),
-            );
-        }
+        let (vertices, triangles) = read_obj(path, scale, translation)?;
         Self::from_triangles(&path.display().to_string(), &vertices, &triangles)
     }
 
@@ -225,7 +181,89 @@ impl TriangleMesh {
             name: name.to_owned(),
             mesh,
             volume: volume.abs(),
+            velocities: Vec::new(),
         })
+    }
+
+    /// Moves the vertices to `vertices` (m, local frame, in the order of
+    /// [`Self::vertices`]) moving at `velocities` (m/s, same order; empty
+    /// for a still pose): a pose of an animated body of fixed topology
+    /// ([`super::MeshAnimation`]). The topology and orientation stay this
+    /// mesh's (checked closed when it was built); the BVH is refitted in
+    /// place (its tree kept, `O(n)`) and the pseudo-normals recomputed.
+    ///
+    /// # Errors
+    /// [`CollideError::InvalidShape`] if the vertex or velocity count
+    /// differs from this mesh's vertex count, or a position is not finite
+    /// (the mesh is then unchanged).
+    pub fn set_pose(
+        &mut self,
+        vertices: &[Vector3<f64>],
+        velocities: Vec<Vector3<f64>>,
+    ) -> Result<(), CollideError> {
+        let n = self.vertex_count();
+        let bad = |reason: String| CollideError::InvalidShape {
+            shape: "triangle mesh",
+            reason: format!("{}: {reason}", self.name),
+        };
+        if vertices.len() != n || !(velocities.is_empty() || velocities.len() == n) {
+            return Err(bad(format!(
+                "a pose needs {n} vertices and {n} velocities (or none), got {} and {}",
+                vertices.len(),
+                velocities.len()
+            )));
+        }
+        if let Some(i) = vertices
+            .iter()
+            .position(|v| !v.iter().all(|c| c.is_finite()))
+        {
+            return Err(bad(format!("posed vertex {i} is not finite")));
+        }
+        self.mesh.update_vertices(|vs| {
+            for (dst, src) in vs.iter_mut().zip(vertices) {
+                *dst = to_p(src);
+            }
+        });
+        self.volume = self
+            .triangles()
+            .iter()
+            .map(|t| {
+                let [a, b, c] = t.map(|k| vertices[k as usize]);
+                a.dot(&b.cross(&c)) / 6.0
+            })
+            .sum::<f64>()
+            .abs();
+        self.velocities = velocities;
+        Ok(())
+    }
+
+    /// Velocity (m/s, local frame) of the surface point `p` on triangle
+    /// `tri` (barycentric interpolation of the vertex velocities); zero for
+    /// a still mesh.
+    fn surface_velocity(&self, tri: u32, p: &Vector3<f64>) -> Vector3<f64> {
+        if self.velocities.is_empty() {
+            return Vector3::zeros();
+        }
+        let idx = self.mesh.indices()[tri as usize];
+        let [a, b, c] = idx.map(|k| from_p(self.mesh.vertices()[k as usize]));
+        let w = barycentric(&a, &b, &c, p);
+        idx.iter()
+            .zip(w)
+            .map(|(&k, wk)| wk * self.velocities[k as usize])
+            .sum()
+    }
+
+    /// Velocity (m/s, local frame) of the surface point closest to `x`:
+    /// zero for a still mesh, the interpolated vertex velocity of a pose
+    /// ([`Self::set_pose`]).
+    pub fn velocity_near(&self, x: &Vector3<f64>) -> Vector3<f64> {
+        if self.velocities.is_empty() {
+            return Vector3::zeros();
+        }
+        let (proj, (tri, _)) = self
+            .mesh
+            .project_local_point_and_get_location(to_p(x), false);
+        self.surface_velocity(tri, &from_p(proj.point))
     }
 
     /// The file name or the name given at construction.
@@ -303,6 +341,11 @@ pub struct TangentPlane {
     pub point: Vector3<f64>,
     /// Unit outward normal.
     pub normal: Vector3<f64>,
+    /// Velocity (m/s, the collider's local frame) of the surface point the
+    /// plane was taken at, relative to the collider's rigid motion: zero for
+    /// a still mesh, the animated surface's velocity for a pose of a
+    /// [`super::MeshAnimation`] (friction acts against it).
+    pub velocity: Vector3<f64>,
 }
 
 impl TangentPlane {
@@ -332,13 +375,15 @@ impl TriangleMesh {
             return;
         }
         let first = out.len();
+        let point = x - phi * n;
         out.push(TangentPlane {
-            point: x - phi * n,
+            point,
             normal: n,
+            velocity: self.velocity_near(&point),
         });
         let r = Vector3::repeat(reach);
         let aabb = Aabb::new(to_p(&(x - r)), to_p(&(x + r)));
-        let mut near: Vec<(f64, Vector3<f64>, Vector3<f64>)> = self
+        let mut near: Vec<(f64, Vector3<f64>, Vector3<f64>, u32)> = self
             .mesh
             .bvh()
             .intersect_aabb(&aabb)
@@ -347,19 +392,100 @@ impl TriangleMesh {
                 let p = from_p(tri.project_local_point(to_p(x), false).point);
                 let d = (x - p).norm();
                 let normal = from_p(tri.normal()?);
-                (d <= reach).then_some((d, p, normal))
+                (d <= reach).then_some((d, p, normal, i))
             })
             .collect();
         near.sort_by(|a, b| a.0.total_cmp(&b.0));
-        for (_, point, normal) in near {
+        for (_, point, normal, tri) in near {
             if out[first..]
                 .iter()
                 .all(|pl| pl.normal.dot(&normal) < SHEET_COS)
             {
-                out.push(TangentPlane { point, normal });
+                out.push(TangentPlane {
+                    point,
+                    normal,
+                    velocity: self.surface_velocity(tri, &point),
+                });
             }
         }
     }
+}
+
+/// Barycentric weights of `p` (projected onto the plane of the triangle
+/// `a, b, c`); `(1/3, 1/3, 1/3)` for a degenerate triangle.
+fn barycentric(a: &Vector3<f64>, b: &Vector3<f64>, c: &Vector3<f64>, p: &Vector3<f64>) -> [f64; 3] {
+    let (e0, e1, d) = (b - a, c - a, p - a);
+    let (d00, d01, d11) = (e0.dot(&e0), e0.dot(&e1), e1.dot(&e1));
+    let (d20, d21) = (d.dot(&e0), d.dot(&e1));
+    let den = d00 * d11 - d01 * d01;
+    if den <= f64::EPSILON * d00 * d11 {
+        return [1.0 / 3.0; 3];
+    }
+    let v = (d11 * d20 - d01 * d21) / den;
+    let w = (d00 * d21 - d01 * d20) / den;
+    [1.0 - v - w, v, w]
+}
+
+/// Vertex positions (m) and triangles (vertex indices) as read from a file.
+pub(crate) type ObjSurface = (Vec<Vector3<f64>>, Vec<[u32; 3]>);
+
+/// The positions (mapped by `scale · v + translation`, m) and triangles of
+/// every object of the OBJ file `path`, as [`TriangleMesh::from_obj`] reads
+/// them (before merging and checks).
+pub(crate) fn read_obj(
+    path: &Path,
+    scale: f64,
+    translation: Vector3<f64>,
+) -> Result<ObjSurface, CollideError> {
+    if !(scale > 0.0 && scale.is_finite() && translation.iter().all(|c| c.is_finite())) {
+        return Err(CollideError::InvalidShape {
+            shape: "triangle mesh",
+            reason: format!(
+                "{}: expected a finite scale > 0 and a finite translation, got scale {scale} \
+                     and translation {:?}",
+                path.display(),
+                translation.as_slice()
+            ),
+        });
+    }
+    let file = std::fs::File::open(path).map_err(|e| CollideError::ObjRead {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })?;
+    let mut reader = LineCounter {
+        inner: BufReader::new(file),
+        lines: 0,
+        partial: false,
+    };
+    let opts = tobj::LoadOptions {
+        triangulate: true,
+        single_index: false,
+        ignore_points: true,
+        ignore_lines: true,
+    };
+    let models =
+        match tobj::load_obj_buf(&mut reader, &opts, |_| Err(tobj::LoadError::GenericFailure)) {
+            Ok((models, _materials)) => models,
+            Err(e) => return Err(parse_error(path, e, reader.line())),
+        };
+    let mut vertices = Vec::new();
+    let mut triangles = Vec::new();
+    for m in &models {
+        let base = vertices.len() as u32;
+        vertices.extend(
+            m.mesh
+                .positions
+                .chunks_exact(3)
+                .map(|p| scale * Vector3::new(p[0], p[1], p[2]) + translation),
+        );
+        triangles.extend(
+            m.mesh
+                .indices
+                .chunks_exact(3)
+                .map(|t| [t[0] + base, t[1] + base, t[2] + base]),
+        );
+    }
+    Ok((vertices, triangles))
 }
 
 /// Every directed edge `(i, j)` of a closed, consistently oriented mesh

@@ -6,6 +6,9 @@
 //! - [`mesh`]: [`TriangleMesh`], closed meshes from OBJ, signed distance via
 //!   the `parry3d-f64` BVH and pseudo-normal sign, and the per-step
 //!   [`TangentPlane`]s of every surface sheet near a point;
+//! - [`animation`]: [`MeshAnimation`], a closed mesh of fixed topology
+//!   following a sequence of frames (an OBJ per frame), posed once per step
+//!   with per-vertex surface velocities for friction;
 //! - [`motion`]: [`RigidMotion`] from [`Keyframe`]s (translation linear,
 //!   rotation slerp between keyframes) with the velocity of a collider point;
 //! - [`collider`]: [`Collider`] = shape + motion + stiffness + friction,
@@ -22,6 +25,7 @@
 //! Hessians and damping matrices are symmetric positive semi-definite so
 //! the implicit solver's system matrix stays positive definite.
 
+pub mod animation;
 pub mod broad;
 pub mod collider;
 pub mod error;
@@ -31,6 +35,7 @@ pub mod penalty;
 pub mod segments;
 pub mod shapes;
 
+pub use animation::MeshAnimation;
 pub use broad::{
     DEFAULT_EXCLUSION_HOPS, Exclusion, NodeGraph, SegmentContact, SelfCollision, broad_phase,
 };
