@@ -20,10 +20,23 @@ pub struct DrapeArgs {
     /// mannequin (data/bodies/mannequin.obj, generated in memory).
     #[arg(long)]
     pub body: Option<PathBuf>,
-    /// Scale applied to the body OBJ to get metres (e.g. 0.01 for a file
-    /// in cm).
+    /// Scale applied to the body OBJ (or the animation's frames) to get
+    /// metres (e.g. 0.01 for a file in cm).
     #[arg(long, default_value_t = 1.0)]
     pub body_scale: f64,
+    /// An animated body instead of `--body`: a folder of OBJ files, one
+    /// per frame of the same closed mesh, read in file-name order. The
+    /// garment is sewn and draped on the first frame, then the animation
+    /// plays (`--fps` frames per second) and the garment follows it.
+    #[arg(long, conflicts_with = "body", requires = "fps")]
+    pub body_animation: Option<PathBuf>,
+    /// Frames per second of `--body-animation`.
+    #[arg(long, requires = "body_animation")]
+    pub fps: Option<f64>,
+    /// Simulated time (s) the garment keeps running on the animation's last
+    /// frame.
+    #[arg(long, default_value_t = 0.5)]
+    pub settle: f64,
     /// Final yarn spacing in millimetres (warp and weft).
     #[arg(long, default_value_t = 20.0)]
     pub spacing: f64,
@@ -116,13 +129,19 @@ impl DrapeArgs {
         DrapeOptions {
             spacing_mm: self.spacing,
             coarse_spacing_mm: self.coarse_spacing,
-            body: match &self.body {
-                Some(path) => Body::Obj {
+            body: match (&self.body, &self.body_animation) {
+                (Some(path), _) => Body::Obj {
                     path: path.clone(),
                     scale: self.body_scale,
                 },
-                None => Body::Mannequin,
+                (None, Some(frames)) => Body::Animation {
+                    frames: frames.clone(),
+                    fps: self.fps.unwrap_or(f64::NAN),
+                    scale: self.body_scale,
+                },
+                (None, None) => Body::Mannequin,
             },
+            animation_settle_s: self.settle,
             material: self.material,
             grade: self.grade,
             attach: self.attach.as_ref().map(|l| {
@@ -352,7 +371,28 @@ fn print_summary(s: &DrapeSummary, out: &Path) {
         ("finite", s.finite.to_string()),
         ("backend", s.backend.clone()),
     ];
-    for (k, v) in rows {
+    let animation = s.animation.as_ref().map(|a| {
+        (
+            "animation",
+            format!(
+                "{} frames at {} fps, {:.2} s played in {} steps ({:.1} s wall); deepest inside the moving body {:.2} mm at nodes, {:.2} mm along segments; garment moved ({:.0}, {:.0}, {:.0}) mm, body ({:.0}, {:.0}, {:.0}) mm",
+                a.frames,
+                a.fps,
+                a.played_s,
+                a.steps,
+                a.wall_time_s,
+                a.max_penetration_m * 1e3,
+                a.max_segment_penetration_m * 1e3,
+                a.centroid_shift_m[0] * 1e3,
+                a.centroid_shift_m[1] * 1e3,
+                a.centroid_shift_m[2] * 1e3,
+                a.body_centroid_shift_m[0] * 1e3,
+                a.body_centroid_shift_m[1] * 1e3,
+                a.body_centroid_shift_m[2] * 1e3,
+            ),
+        )
+    });
+    for (k, v) in rows.into_iter().chain(animation) {
         eprintln!("  {k:16} {v}");
     }
     if let Some(w) = s

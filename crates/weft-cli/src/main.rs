@@ -2,7 +2,8 @@
 //!
 //! Subcommands: `run` (simulate a scene file), `drape` (the garment
 //! pipeline), `plot` and `analyze damping` (look at a run's energy curves),
-//! `bench` (solver benchmarks), `doctor` (the CUDA environment).
+//! `bench` (solver benchmarks), `mannequin` (weft's body and its
+//! animations), `doctor` (the CUDA environment).
 
 mod analyze;
 mod backend;
@@ -10,6 +11,7 @@ mod batch;
 mod bench;
 mod cusick;
 mod drape;
+mod mannequin;
 mod output;
 mod run;
 
@@ -39,11 +41,15 @@ enum Command {
     Batch(batch::BatchArgs),
     /// Weave a sewing pattern, sew it around a body and drape it; writes
     /// summary.json, final_state.json, yarn curves and preview.png.
-    Drape(drape::DrapeArgs),
+    Drape(Box<drape::DrapeArgs>),
     /// The Cusick drape test of a fabric preset: drape coefficient and
     /// folds of a 30 cm specimen on an 18 cm disc; writes summary.json,
     /// yarn curves and preview.png.
     Cusick(cusick::CusickArgs),
+    /// Write weft's own mannequin as OBJ, or an animation of it (raise the
+    /// arms, turn the torso, walk) as an OBJ sequence for `weft drape
+    /// --body-animation`.
+    Mannequin(mannequin::MannequinArgs),
     /// Report the CUDA driver, device and NVRTC found (or why none), and
     /// whether the kernels compile.
     Doctor,
@@ -93,6 +99,7 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(args) => bench::run(&args),
         Command::Drape(args) => drape::run(&args),
         Command::Cusick(args) => cusick::run(&args),
+        Command::Mannequin(args) => mannequin::run(&args),
         Command::Doctor => {
             print!("{}", weft_cuda::doctor());
             Ok(())

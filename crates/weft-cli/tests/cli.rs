@@ -587,3 +587,73 @@ fn doctor_reports_driver_and_nvrtc() {
     assert!(text.contains("driver/device:"), "{text}");
     assert!(text.contains("nvrtc:"), "{text}");
 }
+
+/// `weft mannequin`: the rest pose as one OBJ, a motion as an OBJ sequence
+/// (frames at 0, 1/fps, ..., duration), bad motions and rates refused with
+/// what was expected, and `weft drape --body-animation` requiring `--fps`.
+#[test]
+fn mannequin_writes_the_body_and_its_animations() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = weft()
+        .args([
+            "mannequin",
+            "--motion",
+            "walk",
+            "--fps",
+            "20",
+            "--duration",
+            "0.1",
+        ])
+        .arg("--out")
+        .arg(dir.path().join("walk"))
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let mut names: Vec<String> = std::fs::read_dir(dir.path().join("walk"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["frame_0000.obj", "frame_0001.obj", "frame_0002.obj"]
+    );
+    let rest = weft()
+        .args(["mannequin", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(rest.status.success());
+    let a = std::fs::read_to_string(dir.path().join("mannequin.obj")).unwrap();
+    let b = std::fs::read_to_string(dir.path().join("walk/frame_0000.obj")).unwrap();
+    let vertices = |s: &str| {
+        s.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        vertices(&a),
+        vertices(&b),
+        "frame 0 is not the rest mannequin"
+    );
+    for (args, says) in [
+        (
+            vec!["mannequin", "--motion", "dance", "--out", "x"],
+            "raise-arms, turn-torso or walk",
+        ),
+        (
+            vec!["mannequin", "--fps", "0", "--out", "x"],
+            "--fps: expected frames per second > 0",
+        ),
+        (vec!["drape", "p.json", "--body-animation", "walk"], "--fps"),
+    ] {
+        let o = weft().args(&args).current_dir(dir.path()).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(says), "{args:?}: {err}");
+    }
+}

@@ -23,6 +23,21 @@ pub enum Body {
         /// Factor to metres.
         scale: f64,
     },
+    /// An animated body: a folder of OBJ files, one per frame of the same
+    /// closed mesh (read in file-name order, `fps` per second), each scaled
+    /// by `scale` to metres. The garment is sewn and draped on frame 0 (the
+    /// rest pose); then the animation plays on the final level and the
+    /// garment follows it (`weft_solver::collide::MeshAnimation`: vertices
+    /// linear between frames, friction against the surface's velocity),
+    /// for [`DrapeOptions::animation_settle_s`] more after its last frame.
+    Animation {
+        /// The folder of OBJ frames.
+        frames: PathBuf,
+        /// Frames per second.
+        fps: f64,
+        /// Factor to metres.
+        scale: f64,
+    },
 }
 
 /// When a level counts as static ([`DrapeOptions::relax`]): the drape of
@@ -98,6 +113,10 @@ pub struct DrapeOptions {
     pub attach: Option<Vec<String>>,
     /// Sewing time (s, simulated, gravity off, drag on). Default 0.5.
     pub sew_duration: f64,
+    /// With an animated body ([`Body::Animation`]): simulated time (s) the
+    /// garment keeps running on the last frame after the animation ends.
+    /// Default 0.5.
+    pub animation_settle_s: f64,
     /// Equilibrium criteria and time limits of the drape of each level.
     pub relax: RelaxOptions,
     /// Largest time step (s). Default 5 ms.
@@ -178,6 +197,7 @@ impl Default for DrapeOptions {
             grade: 1.0,
             attach: None,
             sew_duration: 0.5,
+            animation_settle_s: 0.5,
             relax: RelaxOptions::default(),
             dt_max: 5e-3,
             newton_tolerance: 1e-3,
@@ -229,6 +249,7 @@ impl DrapeOptions {
         }
         let non_negative = [
             ("sew_duration", self.sew_duration),
+            ("animation_settle_s", self.animation_settle_s),
             ("relax.min_time", self.relax.min_time),
             ("self_collision_below_mm", self.self_collision_below_mm),
             ("sliding_below_mm", self.sliding_below_mm),
@@ -240,10 +261,15 @@ impl DrapeOptions {
                 return bad(name, "a finite value >= 0", v);
             }
         }
-        if let Body::Obj { scale, .. } = &self.body
+        if let Body::Obj { scale, .. } | Body::Animation { scale, .. } = &self.body
             && !(scale.is_finite() && *scale > 0.0)
         {
             return bad("body.scale", "a finite factor > 0", *scale);
+        }
+        if let Body::Animation { fps, .. } = &self.body
+            && !(fps.is_finite() && *fps > 0.0)
+        {
+            return bad("body.fps", "finite frames per second > 0", *fps);
         }
         if self.spacing_mm < 0.25 {
             return bad(

@@ -17,7 +17,7 @@ use weft_core::{Fabric, State};
 use weft_io::{CurveExportOptions, CurveFormat, TriMesh, YarnCurves};
 use weft_pattern::{Garment, Pattern, WeaveOptions, weave_garment};
 use weft_solver::assembly::SelfContact;
-use weft_solver::collide::{Collider, SelfCollision, TriangleMesh};
+use weft_solver::collide::{Collider, MeshAnimation, SelfCollision, TriangleMesh};
 use weft_solver::{Settings, Simulation, StepStats, Tie};
 
 /// Self-collision distance as a fraction of the level's spacing: at a
@@ -198,6 +198,41 @@ pub struct DrapeSummary {
     pub panel_weaves: Vec<PanelWeave>,
     /// The backend that stepped the simulation.
     pub backend: String,
+    /// With an animated body ([`Body::Animation`]): how the garment followed
+    /// it; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub animation: Option<AnimationReport>,
+}
+
+/// How the garment followed an animated body ([`Body::Animation`]) on the
+/// final level.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct AnimationReport {
+    /// Frames of the animation.
+    pub frames: usize,
+    /// Its frames per second.
+    pub fps: f64,
+    /// When frame 0 was shown, in the time base of the yarn-curve frames
+    /// (`frames/`, sewing and draping of every level before it) (s).
+    pub start_time_s: f64,
+    /// Simulated time played (s): the animation and the settling time after
+    /// its last frame ([`DrapeOptions::animation_settle_s`]).
+    pub played_s: f64,
+    /// Accepted time steps.
+    pub steps: usize,
+    /// Wall-clock time (s).
+    pub wall_time_s: f64,
+    /// Deepest node inside the moving body (m), the worst of the checks
+    /// every `relax.check_interval` of simulated time and at the end.
+    pub max_penetration_m: f64,
+    /// Deepest yarn-segment point inside the moving body (m, nodes and 3
+    /// interior points per segment), the worst of the same checks.
+    pub max_segment_penetration_m: f64,
+    /// How far the garment's centroid moved (m, `[x, y, z]`), start to end.
+    pub centroid_shift_m: [f64; 3],
+    /// How far the body's centroid (mean vertex) moved (m), frame 0 to the
+    /// last frame: a garment that follows the body shifts about as much.
+    pub body_centroid_shift_m: [f64; 3],
 }
 
 /// What weaving made of one panel.
@@ -436,6 +471,14 @@ pub(crate) fn fabric_collider(
     radius: f64,
 ) -> Result<Collider, weft_solver::collide::CollideError> {
     Collider::new(shape, BODY_PENALTY * k_s / radius, BODY_FRICTION)
+}
+
+/// The solver's mesh as an I/O mesh (vertices and triangles), for previews.
+fn to_trimesh(m: &TriangleMesh) -> TriMesh {
+    TriMesh {
+        vertices: m.vertices().iter().map(|v| [v.x, v.y, v.z]).collect(),
+        triangles: m.triangles().to_vec(),
+    }
 }
 
 /// Writes what every finished simulation of the library leaves in `out`
@@ -828,8 +871,19 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    fn load_body(&self) -> Result<(TriMesh, String), GarmentError> {
-        match &self.opts.body {
+    /// The body to sew and drape on (an animated body's frame 0), its name,
+    /// and an animated body's frames.
+    fn load_body(&self) -> Result<(TriMesh, String, Option<MeshAnimation>), GarmentError> {
+        if let Body::Animation { frames, fps, scale } = &self.opts.body {
+            let name = frames.display().to_string();
+            let a = MeshAnimation::from_obj_sequence(frames, *fps, *scale, Vector3::zeros())
+                .map_err(|e| GarmentError::Body {
+                    body: name.clone(),
+                    message: e.to_string(),
+                })?;
+            return Ok((to_trimesh(a.rest()), name, Some(a)));
+        }
+        let (mesh, name) = match &self.opts.body {
             Body::Obj { path, scale } => {
                 let name = path.display().to_string();
                 let mut m = TriMesh::from_obj(path).map_err(|e| GarmentError::Body {
@@ -841,13 +895,14 @@ impl<'a> Run<'a> {
                         *c *= scale;
                     }
                 }
-                Ok((m, name))
+                (m, name)
             }
-            Body::Mannequin => Ok((
+            Body::Mannequin | Body::Animation { .. } => (
                 weft_io::mannequin::generate(),
                 "weft mannequin (data/bodies/mannequin.obj)".into(),
-            )),
-        }
+            ),
+        };
+        Ok((mesh, name, None))
     }
 
     /// Writes a frame of yarn curves if one is due at simulated time `t`
@@ -961,6 +1016,95 @@ impl<'a> Run<'a> {
         Ok((dt, converged))
     }
 
+    /// Plays `animation` on the final level from the current time: the body
+    /// collider `still` (its rest pose) is replaced by the animated body
+    /// with the same contact parameters, the garment runs for the
+    /// animation's duration plus [`DrapeOptions::animation_settle_s`]
+    /// (frames written as in the other phases; no checkpoints, so a resumed
+    /// drape replays the animation from the start), and the penetration is
+    /// checked against the moving body every `relax.check_interval`.
+    /// Returns the report and the collider in its last pose.
+    #[allow(clippy::too_many_arguments)]
+    fn animate(
+        &mut self,
+        ls: &mut LevelSim,
+        animation: MeshAnimation,
+        still: &Collider,
+        margin: f64,
+        level: usize,
+        spacing: f64,
+        body: &TriMesh,
+        t_global: &mut f64,
+        progress: &mut dyn Progress,
+    ) -> Result<(AnimationReport, Collider), GarmentError> {
+        let (frames, fps) = (animation.frame_count(), animation.fps());
+        let duration = animation.duration() + self.opts.animation_settle_s;
+        let body_shift = {
+            let mean = |x: &[Vector3<f64>]| x.iter().sum::<Vector3<f64>>() / x.len().max(1) as f64;
+            let (first, _) = animation.state_at(f64::NEG_INFINITY);
+            let (last, _) = animation.state_at(f64::INFINITY);
+            mean(&last) - mean(&first)
+        };
+        let mut moving = Collider::animated(
+            std::sync::Arc::new(animation.starting_at(ls.sim.t)),
+            still.stiffness,
+            still.friction,
+        )
+        .map_err(|e| GarmentError::Body {
+            body: "animation".into(),
+            message: e.to_string(),
+        })?;
+        moving.friction_speed = still.friction_speed;
+        ls.sim.assembler.contact.colliders = vec![(moving, margin)];
+        let start_time_s = *t_global;
+        let (wall, steps0) = (Instant::now(), ls.steps);
+        let centroid = |ls: &LevelSim| {
+            let x = positions(&ls.sim.q);
+            x.iter().sum::<Vector3<f64>>() / x.len().max(1) as f64
+        };
+        let c0 = centroid(ls);
+        let mut worst = [0.0f64; 2];
+        let mut check = |ls: &LevelSim| {
+            let x = positions(&ls.sim.q);
+            let (n, sg) = penetrations(
+                &ls.sim.assembler.fabric,
+                &x,
+                &ls.sim.assembler.contact.colliders[0].0,
+            );
+            worst = [worst[0].max(n), worst[1].max(sg)];
+        };
+        let (played, _) = self.run_phase(
+            ls,
+            Phase::Animating,
+            level,
+            spacing,
+            duration,
+            false,
+            body,
+            t_global,
+            None,
+            &mut |_, ls, _, _| {
+                check(ls);
+                Ok(())
+            },
+            progress,
+        )?;
+        check(ls);
+        let report = AnimationReport {
+            frames,
+            fps,
+            start_time_s,
+            played_s: played,
+            steps: ls.steps - steps0,
+            wall_time_s: wall.elapsed().as_secs_f64(),
+            max_penetration_m: worst[0],
+            max_segment_penetration_m: worst[1],
+            centroid_shift_m: (centroid(ls) - c0).into(),
+            body_centroid_shift_m: body_shift.into(),
+        };
+        Ok((report, ls.sim.assembler.contact.colliders[0].0.clone()))
+    }
+
     fn go(
         mut self,
         pattern_file: &Path,
@@ -971,7 +1115,7 @@ impl<'a> Run<'a> {
         if opts.grade != 1.0 {
             pattern = pattern.graded(opts.grade);
         }
-        let (body, body_name) = self.load_body()?;
+        let (mut body, body_name, mut animation) = self.load_body()?;
         let verts: Vec<Vector3<f64>> = body.vertices.iter().map(|v| Vector3::from(*v)).collect();
         let mesh =
             TriangleMesh::from_triangles(&body_name, &verts, &body.triangles).map_err(|e| {
@@ -1009,6 +1153,7 @@ impl<'a> Run<'a> {
         }
         let mut last_checkpoint = Instant::now();
         let mut last_collider = None;
+        let mut animation_report = None;
         for (level, &s) in spacings.iter().enumerate() {
             if resume.as_ref().is_some_and(|cp| level < cp.level) {
                 continue;
@@ -1261,7 +1406,7 @@ impl<'a> Run<'a> {
                 }
                 _ => None,
             };
-            let (draping_time, is_static) = self.run_phase(
+            let (draping_time, mut is_static) = self.run_phase(
                 &mut ls,
                 Phase::Draping,
                 level,
@@ -1274,6 +1419,30 @@ impl<'a> Run<'a> {
                 &mut |run, ls, t0, tg| on_check(run, ls, t0, tg, false, &done),
                 progress,
             )?;
+            // The final level plays an animated body's frames; the level's
+            // report then measures against its last pose.
+            let mut collider = collider;
+            if level + 1 == spacings.len()
+                && let Some(a) = animation.take()
+            {
+                let (report, posed) = self.animate(
+                    &mut ls,
+                    a,
+                    &collider,
+                    margin,
+                    level,
+                    s,
+                    &body,
+                    &mut t_global,
+                    progress,
+                )?;
+                is_static = ls.is_static(&opts.relax);
+                if let weft_solver::collide::Shape::Mesh(m) = &posed.shape {
+                    body = to_trimesh(m);
+                }
+                collider = posed;
+                animation_report = Some(report);
+            }
             let x = positions(&ls.sim.q);
             let (pen_node, pen_seg) = penetrations(&ls.sim.assembler.fabric, &x, &collider);
             let crossings_through = layer_crossings(
@@ -1327,8 +1496,15 @@ impl<'a> Run<'a> {
                 centroid_height_m: x.iter().map(|p| p.y).sum::<f64>() / x.len().max(1) as f64,
             };
             if !is_static {
+                let when = match &animation_report {
+                    Some(_) if level + 1 == spacings.len() => format!(
+                        "{:.2} s after the animation's last frame",
+                        opts.animation_settle_s
+                    ),
+                    _ => format!("after {draping_time:.2} s"),
+                };
                 progress.note(&format!(
-                    "warning: level {level} ({mm} mm) is not static after {draping_time:.2} s: kinetic energy {:.2e} J (threshold {:.2e} J), residual {:.3} (threshold {})",
+                    "warning: level {level} ({mm} mm) is not static {when}: kinetic energy {:.2e} J (threshold {:.2e} J), residual {:.3} (threshold {})",
                     report.kinetic_energy_j,
                     report.kinetic_threshold_j,
                     report.residual,
@@ -1447,6 +1623,7 @@ impl<'a> Run<'a> {
             stitch_gaps,
             panel_weaves,
             backend: "cpu".into(),
+            animation: animation_report,
         };
         if opts.strict && summary.slid_off && self.out.is_none() {
             return Err(slid_off_error(&summary, opts));

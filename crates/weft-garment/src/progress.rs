@@ -11,14 +11,18 @@ pub enum Phase {
     Sewing,
     /// Gravity on: the garment settles to static equilibrium.
     Draping,
+    /// An animated body moves and the garment follows it (final level
+    /// only, [`crate::Body::Animation`]).
+    Animating,
 }
 
 impl Phase {
-    /// `sewing` or `draping`.
+    /// `sewing`, `draping` or `animating`.
     pub fn name(self) -> &'static str {
         match self {
             Phase::Sewing => "sewing",
             Phase::Draping => "draping",
+            Phase::Animating => "animating",
         }
     }
 }

@@ -145,7 +145,12 @@ pub fn generate() -> TriMesh {
 /// (module docs). The result is closed and outward-oriented (surface nets
 /// give one quad per grid edge crossing the surface; see [`surface_nets`]).
 pub fn generate_with(m: &Measurements, cell: f64) -> TriMesh {
-    let body = Body::new(m);
+    mesh_body(&Body::new(m), cell).0
+}
+
+/// The mesh of `body` (feet moved to y = 0) and the height (m) it was
+/// lowered by.
+fn mesh_body(body: &Body, cell: f64) -> (TriMesh, f64) {
     let (lo, hi) = body.bounds();
     let mut mesh = surface_nets(&|p| body.sdf(p), lo, hi, cell);
     let min_y = mesh
@@ -156,7 +161,214 @@ pub fn generate_with(m: &Measurements, cell: f64) -> TriMesh {
     for v in &mut mesh.vertices {
         v[1] -= min_y;
     }
-    mesh
+    (mesh, min_y)
+}
+
+/// A procedural motion of the mannequin for [`animate`]. Angles are
+/// eased in with a smoothstep so that the body starts from rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Motion {
+    /// Both arms turn up about the shoulder joints, 40° over the duration
+    /// (from the A-pose's 45° below horizontal to 5° below).
+    RaiseArms,
+    /// The chest (everything above the waist, with arms and head) turns
+    /// 25° about the vertical axis through the waist over the duration.
+    TurnTorso,
+    /// A walk cycle in place: the legs swing about the hip joints
+    /// `±20° sin(2π t / 1 s)` in opposition, the arms `∓8°` about the
+    /// shoulders; the amplitude is eased in over the first 0.25 s.
+    Walk,
+}
+
+impl Motion {
+    /// Every motion, in the order of [`Motion::name`]s.
+    pub const ALL: [Motion; 3] = [Motion::RaiseArms, Motion::TurnTorso, Motion::Walk];
+
+    /// `raise-arms`, `turn-torso` or `walk`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Motion::RaiseArms => "raise-arms",
+            Motion::TurnTorso => "turn-torso",
+            Motion::Walk => "walk",
+        }
+    }
+}
+
+impl std::str::FromStr for Motion {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Motion::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| format!("unknown motion {s:?}: expected raise-arms, turn-torso or walk"))
+    }
+}
+
+/// `3u² - 2u³` of `u` clamped to `[0, 1]`.
+fn smoothstep(u: f64) -> f64 {
+    let u = u.clamp(0.0, 1.0);
+    u * u * (3.0 - 2.0 * u)
+}
+
+/// A rotation by `angle` (rad) about `axis` through `pivot`, as a function
+/// of the point.
+fn turn(axis: Vector3<f64>, angle: f64, pivot: Vector3<f64>) -> nalgebra::Isometry3<f64> {
+    let r = nalgebra::UnitQuaternion::from_scaled_axis(axis * angle);
+    nalgebra::Isometry3::from_parts((pivot - r * pivot).into(), r)
+}
+
+impl Body {
+    /// Skinning weights of the six bones at `p` (m, unshifted frame),
+    /// summing to 1: a soft minimum (`exp(-(d - d_min)/σ)`, σ = 12 mm) over
+    /// the distances of `p` to the torso group (torso, neck, head), each
+    /// arm and each leg (each group's nearest primitive); the torso group's
+    /// weight goes to the chest above the waist and to the pelvis below,
+    /// blended by a smoothstep from 5 cm below to 12 cm above the waist.
+    fn skin_weights(&self, p: &Vector3<f64>) -> [f64; BONES] {
+        const SIGMA: f64 = 0.012;
+        let mut d = [f64::INFINITY; BONES];
+        d[PELVIS] = self.torso_sdf(p);
+        for ((c, _), &b) in self.limbs.iter().zip(&self.limb_bone) {
+            d[b] = d[b].min(c.sdf(p));
+        }
+        for ((e, _), &b) in self.blobs.iter().zip(&self.blob_bone) {
+            d[b] = d[b].min(e.sdf(p));
+        }
+        // Torso group: torso with neck and head.
+        d[PELVIS] = d[PELVIS].min(d[CHEST]);
+        d[CHEST] = f64::INFINITY;
+        let lo = d.iter().copied().fold(f64::INFINITY, f64::min);
+        let mut w = d.map(|di| (-(di - lo) / SIGMA).exp());
+        let c = smoothstep((p.y - (self.waist.y - 0.05)) / 0.17);
+        w[CHEST] = w[PELVIS] * c;
+        w[PELVIS] *= 1.0 - c;
+        let sum: f64 = w.iter().sum();
+        w.map(|wi| wi / sum)
+    }
+
+    /// The bones' transforms (unshifted frame) at time `t` (s) of `motion`
+    /// lasting `duration` (s); arms are children of the chest.
+    fn pose(&self, motion: Motion, t: f64, duration: f64) -> [nalgebra::Isometry3<f64>; BONES] {
+        let id = nalgebra::Isometry3::identity();
+        let mut b = [id; BONES];
+        let deg = std::f64::consts::PI / 180.0;
+        let ease = smoothstep(t / duration.max(1e-9));
+        match motion {
+            Motion::RaiseArms => {
+                for (side, s) in [-1.0, 1.0].into_iter().enumerate() {
+                    b[ARM[side]] = turn(Vector3::z(), s * 40.0 * deg * ease, self.shoulders[side]);
+                }
+            }
+            Motion::TurnTorso => {
+                b[CHEST] = turn(Vector3::y(), 25.0 * deg * ease, self.waist);
+                for side in 0..2 {
+                    b[ARM[side]] = b[CHEST];
+                }
+            }
+            Motion::Walk => {
+                let swing = 20.0 * deg * smoothstep(t / 0.25) * (std::f64::consts::TAU * t).sin();
+                for (side, s) in [-1.0, 1.0].into_iter().enumerate() {
+                    b[LEG[side]] = turn(Vector3::x(), s * swing, self.hips[side]);
+                    b[ARM[side]] = turn(Vector3::x(), -s * 0.4 * swing, self.shoulders[side]);
+                }
+            }
+        }
+        b
+    }
+}
+
+/// The mannequin of `m` (meshed at `cell`, m) playing `motion`: one mesh
+/// per frame at `fps` frames per second from t = 0 to `duration` (s), the
+/// same vertices and triangles as [`generate_with`]'s in every frame (frame
+/// 0 is exactly the rest mesh), moved by linear-blend skinning
+/// `p' = Σ_b w_b(p) T_b(t) p` of a six-bone skeleton (pelvis, chest, two
+/// arms, two legs) whose weights come from the primitives the body is built
+/// of (`Body::skin_weights`). Written as an OBJ sequence it is an animated
+/// body for `weft drape --body-animation`
+/// (`weft_solver::collide::MeshAnimation`).
+///
+/// Skinning keeps the topology; near the joints a large angle folds the
+/// surface into itself (the armpit at the top of [`Motion::RaiseArms`]),
+/// which contact with cloth tolerates.
+pub fn animate_with(
+    m: &Measurements,
+    cell: f64,
+    motion: Motion,
+    fps: f64,
+    duration: f64,
+) -> Vec<TriMesh> {
+    let body = Body::new(m);
+    let (rest, shift) = mesh_body(&body, cell);
+    let up = Vector3::new(0.0, shift, 0.0);
+    let weights: Vec<[f64; BONES]> = rest
+        .vertices
+        .iter()
+        .map(|v| body.skin_weights(&(Vector3::from(*v) + up)))
+        .collect();
+    let frames = (duration * fps).round().max(0.0) as usize + 1;
+    (0..frames)
+        .map(|k| {
+            let t = k as f64 / fps;
+            let bones = body.pose(motion, t, duration);
+            let mut mesh = rest.clone();
+            if k == 0 {
+                return mesh;
+            }
+            for (v, w) in mesh.vertices.iter_mut().zip(&weights) {
+                let p = nalgebra::Point3::from(Vector3::from(*v) + up);
+                let q: Vector3<f64> = bones
+                    .iter()
+                    .zip(w)
+                    .filter(|(_, wi)| **wi > 1e-9)
+                    .map(|(b, wi)| (b * p).coords * *wi)
+                    .sum::<Vector3<f64>>()
+                    / w.iter().filter(|wi| **wi > 1e-9).sum::<f64>();
+                *v = (q - up).into();
+            }
+            mesh
+        })
+        .collect()
+}
+
+/// Writes [`animate`]`(motion, fps, duration)` to `dir` (created if
+/// missing) as `frame_0000.obj`, `frame_0001.obj`, ... (each atomically,
+/// micrometre coordinates), the input of `weft drape --body-animation DIR
+/// --fps FPS`. Returns the number of frames.
+///
+/// # Errors
+/// [`crate::OutputError::Io`] naming the folder or file that could not be
+/// written.
+pub fn write_animation(
+    dir: &std::path::Path,
+    motion: Motion,
+    fps: f64,
+    duration: f64,
+) -> Result<usize, crate::OutputError> {
+    std::fs::create_dir_all(dir).map_err(|e| crate::OutputError::Io {
+        path: dir.to_owned(),
+        source: e,
+    })?;
+    let frames = animate(motion, fps, duration);
+    for (k, f) in frames.iter().enumerate() {
+        let header = format!(
+            "{OBJ_HEADER}\nanimation {}: frame {k} of {}, {fps} frames per second",
+            motion.name(),
+            frames.len()
+        );
+        f.write_obj(dir.join(format!("frame_{k:04}.obj")), &header, OBJ_DECIMALS)?;
+    }
+    Ok(frames.len())
+}
+
+/// [`animate_with`] for the default mannequin ([`generate`]).
+pub fn animate(motion: Motion, fps: f64, duration: f64) -> Vec<TriMesh> {
+    animate_with(
+        &Measurements::MEAN_ADULT,
+        DEFAULT_CELL,
+        motion,
+        fps,
+        duration,
+    )
 }
 
 /// Perimeter of an ellipse with semi-axes `a`, `b` (Ramanujan's second
@@ -223,7 +435,24 @@ struct Body {
     cap_top: f64,
     limbs: Vec<(Cone, f64)>,
     blobs: Vec<(Ellipsoid, f64)>,
+    /// Per limb and per blob, the bone it moves with ([`animate`]).
+    limb_bone: Vec<usize>,
+    blob_bone: Vec<usize>,
+    /// Joints (m, before the shift to feet at y = 0): hips and shoulders
+    /// (right, x < 0, first), and the waist the chest turns about.
+    hips: [Vector3<f64>; 2],
+    shoulders: [Vector3<f64>; 2],
+    waist: Vector3<f64>,
 }
+
+/// Bones of the skinning skeleton ([`animate`]): the pelvis (root), the
+/// chest (above the waist, with neck and head), the arms and the legs
+/// (right, x < 0, first).
+const PELVIS: usize = 0;
+const CHEST: usize = 1;
+const ARM: [usize; 2] = [2, 3];
+const LEG: [usize; 2] = [4, 5];
+const BONES: usize = 6;
 
 impl Body {
     fn new(m: &Measurements) -> Self {
@@ -288,7 +517,11 @@ impl Body {
         // Legs: hip joint, knee, ankle; feet.
         let thigh_r = m.leg_circ / std::f64::consts::TAU;
         let knee_y = 0.52 * m.crotch_y() + 0.05;
-        for s in [-1.0, 1.0] {
+        let mut limb_bone = vec![CHEST];
+        let mut blob_bone = vec![CHEST];
+        let mut hips = [Vector3::zeros(); 2];
+        let mut shoulders = [Vector3::zeros(); 2];
+        for (side, s) in [-1.0, 1.0].into_iter().enumerate() {
             let hip = v(s * 0.092, m.crotch_y() + 0.02, -0.01);
             let knee = v(s * 0.1, knee_y, 0.0);
             let calf = v(s * 0.105, 0.5 * knee_y, -0.01);
@@ -374,13 +607,28 @@ impl Body {
                 },
                 0.02,
             ));
+            // Four leg pieces, then upper arm and forearm; shoulder and hand.
+            limb_bone.extend([LEG[side]; 4]);
+            limb_bone.extend([ARM[side]; 2]);
+            blob_bone.extend([ARM[side]; 2]);
+            hips[side] = hip;
+            shoulders[side] = shoulder;
         }
+        debug_assert_eq!(
+            (limb_bone.len(), blob_bone.len()),
+            (limbs.len(), blobs.len())
+        );
         Body {
             torso,
             cap_bottom: 0.09,
             cap_top: 0.07,
             limbs,
             blobs,
+            limb_bone,
+            blob_bone,
+            hips,
+            shoulders,
+            waist: v(0.0, m.waist_y(), 0.01),
         }
     }
 
