@@ -37,6 +37,10 @@ pub struct DrapeArgs {
     /// frame.
     #[arg(long, default_value_t = 0.5)]
     pub settle: f64,
+    /// Factor on the fabric preset's strain-rate damping (all modes): 0.01
+    /// underdamped, 100 overdamped (SBO17 Fig. 5).
+    #[arg(long, default_value_t = 1.0)]
+    pub damping_scale: f64,
     /// Final yarn spacing in millimetres (warp and weft).
     #[arg(long, default_value_t = 20.0)]
     pub spacing: f64,
@@ -142,6 +146,7 @@ impl DrapeArgs {
                 (None, None) => Body::Mannequin,
             },
             animation_settle_s: self.settle,
+            damping_scale: self.damping_scale,
             material: self.material,
             grade: self.grade,
             attach: self.attach.as_ref().map(|l| {

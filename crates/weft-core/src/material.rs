@@ -69,6 +69,35 @@ pub enum Damping {
     },
 }
 
+impl ModeCoefficients {
+    /// Every coefficient times `f`.
+    pub fn scaled(self, f: f64) -> Self {
+        Self {
+            stretch: f * self.stretch,
+            bending: f * self.bending,
+            shear: f * self.shear,
+            contact: f * self.contact,
+        }
+    }
+}
+
+impl Damping {
+    /// The same model with its damping `f` times stronger: every strain-rate
+    /// coefficient (or β) times `f`, Rayleigh's `α` and `β` times `f`;
+    /// [`Damping::None`] unchanged.
+    pub fn scaled(self, f: f64) -> Self {
+        match self {
+            Damping::None => Damping::None,
+            Damping::StrainRate(c) => Damping::StrainRate(c.scaled(f)),
+            Damping::StrainRateBeta(c) => Damping::StrainRateBeta(c.scaled(f)),
+            Damping::Rayleigh { alpha, beta } => Damping::Rayleigh {
+                alpha: f * alpha,
+                beta: f * beta,
+            },
+        }
+    }
+}
+
 /// Physical parameters of a yarn material. SI units.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Material {

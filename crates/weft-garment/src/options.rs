@@ -113,6 +113,11 @@ pub struct DrapeOptions {
     pub attach: Option<Vec<String>>,
     /// Sewing time (s, simulated, gravity off, drag on). Default 0.5.
     pub sew_duration: f64,
+    /// Factor on the fabric preset's strain-rate damping coefficients (all
+    /// modes, `k_d = β k` with the preset's β [SBO18 eq. 12]): 0.01 is an
+    /// underdamped and 100 an overdamped fabric (SBO17 Fig. 5 compares such
+    /// levels on a moving body). Default 1.
+    pub damping_scale: f64,
     /// With an animated body ([`Body::Animation`]): simulated time (s) the
     /// garment keeps running on the last frame after the animation ends.
     /// Default 0.5.
@@ -197,6 +202,7 @@ impl Default for DrapeOptions {
             grade: 1.0,
             attach: None,
             sew_duration: 0.5,
+            damping_scale: 1.0,
             animation_settle_s: 0.5,
             relax: RelaxOptions::default(),
             dt_max: 5e-3,
@@ -250,6 +256,7 @@ impl DrapeOptions {
         let non_negative = [
             ("sew_duration", self.sew_duration),
             ("animation_settle_s", self.animation_settle_s),
+            ("damping_scale", self.damping_scale),
             ("relax.min_time", self.relax.min_time),
             ("self_collision_below_mm", self.self_collision_below_mm),
             ("sliding_below_mm", self.sliding_below_mm),

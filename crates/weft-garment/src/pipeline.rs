@@ -233,6 +233,10 @@ pub struct AnimationReport {
     /// How far the body's centroid (mean vertex) moved (m), frame 0 to the
     /// last frame: a garment that follows the body shifts about as much.
     pub body_centroid_shift_m: [f64; 3],
+    /// The garment's kinetic energy after every accepted step: `[t, E]`
+    /// with `t` (s) since frame 0 was shown and `E` (J) (SBO17 Fig. 5
+    /// compares it between damping levels, [`DrapeOptions::damping_scale`]).
+    pub kinetic_energy_j: Vec<[f64; 2]>,
 }
 
 /// What weaving made of one panel.
@@ -720,6 +724,21 @@ pub(crate) struct LevelSim {
     pub(crate) steps: usize,
     pub(crate) newton: usize,
     pub(crate) cg: usize,
+    /// When set, `(t, kinetic energy)` (s, J) after every accepted step.
+    pub(crate) kinetic_trace: Option<Vec<[f64; 2]>>,
+}
+
+/// `½ Σ m_i |ẋ_i|²` (J) of lumped node masses `masses` (kg) and velocities
+/// `v` (5 per node, m/s for the first three).
+fn kinetic_energy(masses: &[f64], v: &[f64]) -> f64 {
+    masses
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let v = &v[5 * i..5 * i + 3];
+            0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+        })
+        .sum()
 }
 
 impl LevelSim {
@@ -737,6 +756,7 @@ impl LevelSim {
             steps: 0,
             newton: 0,
             cg: 0,
+            kinetic_trace: None,
         }
     }
 
@@ -757,6 +777,7 @@ impl LevelSim {
             steps,
             newton,
             cg,
+            kinetic_trace,
         } = self;
         sim.advance_to(t_end, |s, st| {
             let mut worst = 0.0f64;
@@ -775,6 +796,9 @@ impl LevelSim {
             *steps += 1;
             *newton += st.newton_iterations;
             *cg += st.cg_iterations;
+            if let Some(trace) = kinetic_trace {
+                trace.push([s.t, kinetic_energy(masses, &s.v)]);
+            }
             on_step(s, st);
         })?;
         Ok(())
@@ -789,14 +813,7 @@ impl LevelSim {
     }
 
     pub(crate) fn kinetic(&self) -> f64 {
-        self.masses
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                let v = &self.sim.v[5 * i..5 * i + 3];
-                0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-            })
-            .sum()
+        kinetic_energy(&self.masses, &self.sim.v)
     }
 }
 
@@ -874,35 +891,33 @@ impl<'a> Run<'a> {
     /// The body to sew and drape on (an animated body's frame 0), its name,
     /// and an animated body's frames.
     fn load_body(&self) -> Result<(TriMesh, String, Option<MeshAnimation>), GarmentError> {
-        if let Body::Animation { frames, fps, scale } = &self.opts.body {
-            let name = frames.display().to_string();
-            let a = MeshAnimation::from_obj_sequence(frames, *fps, *scale, Vector3::zeros())
-                .map_err(|e| GarmentError::Body {
-                    body: name.clone(),
-                    message: e.to_string(),
-                })?;
-            return Ok((to_trimesh(a.rest()), name, Some(a)));
-        }
-        let (mesh, name) = match &self.opts.body {
+        let failed = |name: &String, e: &dyn std::fmt::Display| GarmentError::Body {
+            body: name.clone(),
+            message: e.to_string(),
+        };
+        match &self.opts.body {
             Body::Obj { path, scale } => {
                 let name = path.display().to_string();
-                let mut m = TriMesh::from_obj(path).map_err(|e| GarmentError::Body {
-                    body: name.clone(),
-                    message: e.to_string(),
-                })?;
+                let mut m = TriMesh::from_obj(path).map_err(|e| failed(&name, &e))?;
                 for v in &mut m.vertices {
                     for c in v.iter_mut() {
                         *c *= scale;
                     }
                 }
-                (m, name)
+                Ok((m, name, None))
             }
-            Body::Mannequin | Body::Animation { .. } => (
+            Body::Mannequin => Ok((
                 weft_io::mannequin::generate(),
                 "weft mannequin (data/bodies/mannequin.obj)".into(),
-            ),
-        };
-        Ok((mesh, name, None))
+                None,
+            )),
+            Body::Animation { frames, fps, scale } => {
+                let name = frames.display().to_string();
+                let a = MeshAnimation::from_obj_sequence(frames, *fps, *scale, Vector3::zeros())
+                    .map_err(|e| failed(&name, &e))?;
+                Ok((to_trimesh(a.rest()), name, Some(a)))
+            }
+        }
     }
 
     /// Writes a frame of yarn curves if one is due at simulated time `t`
@@ -1073,6 +1088,7 @@ impl<'a> Run<'a> {
             );
             worst = [worst[0].max(n), worst[1].max(sg)];
         };
+        ls.kinetic_trace = Some(Vec::new());
         let (played, _) = self.run_phase(
             ls,
             Phase::Animating,
@@ -1090,6 +1106,14 @@ impl<'a> Run<'a> {
             progress,
         )?;
         check(ls);
+        let t0 = ls.sim.t - played;
+        let kinetic_energy_j = ls
+            .kinetic_trace
+            .take()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|[t, e]| [t - t0, e])
+            .collect();
         let report = AnimationReport {
             frames,
             fps,
@@ -1101,6 +1125,7 @@ impl<'a> Run<'a> {
             max_segment_penetration_m: worst[1],
             centroid_shift_m: (centroid(ls) - c0).into(),
             body_centroid_shift_m: body_shift.into(),
+            kinetic_energy_j,
         };
         Ok((report, ls.sim.assembler.contact.colliders[0].0.clone()))
     }
@@ -1167,6 +1192,7 @@ impl<'a> Run<'a> {
             let self_collision = mm <= opts.self_collision_below_mm * (1.0 + 1e-9);
             let mut wopts = WeaveOptions::new(s);
             wopts.material = opts.material.material(s, sliding);
+            wopts.material.damping = wopts.material.damping.scaled(opts.damping_scale);
             wopts.sliding = sliding;
             wopts.narrow_panel_halvings = NARROW_PANEL_HALVINGS;
             let garment = weave_garment(&pattern, &wopts)?;
