@@ -224,6 +224,15 @@ fn rotating_spring_scenes_reproduce_sbo18() {
 ///    third of the sphere's radius below its centre (cotton's bending
 ///    length, 1.5 cm, is a quarter of the overhang; measured 2.5 cm below
 ///    on 40 x 40).
+/// 6. It drapes in folds, as SBO17 Fig. 4 shows: the shadow seen from
+///    above (the farthest point of the yarn segments from the sphere's
+///    vertical axis in 720 directions, `weft_garment::cusick::shadow_radii`)
+///    has at least the 4 folds of the hanging corners and at most 12
+///    (`cusick::count_folds`), and its drape coefficient
+///    `(A_shadow - π r_s²) / (side² - π r_s²)` (1 for the flat square)
+///    lies in [0.45, 0.80]: the corners and flaps hang (cotton's bending
+///    length is half the flaps' 2.75 cm), but stiff cotton does not fall
+///    straight down either. Measured on 40 x 40: 4 folds, 0.64.
 fn check_sphere_drop(scene: &Path, out: &Path) {
     let v = read_json(scene);
     let fabric = v["fabrics"].as_object().unwrap().values().next().unwrap();
@@ -299,6 +308,25 @@ fn check_sphere_drop(scene: &Path, out: &Path) {
         "pole node {gap} m from the surface, contact offset {}",
         r + delta
     );
+    // 6. Folds and drape coefficient of the shadow about the vertical axis.
+    let rel: Vec<nalgebra::Vector3<f64>> = x
+        .iter()
+        .map(|p| nalgebra::Vector3::new(p[0] - c[0], p[1] - c[1], p[2] - c[2]))
+        .collect();
+    let grid: Vec<[usize; 2]> = (0..n)
+        .flat_map(|i| (0..n).map(move |j| i * n + j))
+        .flat_map(|k| {
+            let right = (k % n + 1 < n).then_some([k, k + 1]);
+            let down = (k + n < n * n).then_some([k, k + n]);
+            right.into_iter().chain(down)
+        })
+        .collect();
+    let radii = weft_garment::cusick::shadow_radii(&rel, &grid, 720, r_s);
+    let folds = weft_garment::cusick::count_folds(&radii);
+    let disc = std::f64::consts::PI * r_s * r_s;
+    let dc = (weft_garment::cusick::star_area(&radii) - disc) / (side * side - disc);
+    assert!((4..=12).contains(&folds), "{folds} folds");
+    assert!((0.45..=0.80).contains(&dc), "drape coefficient {dc}");
     let lowest = x.iter().map(|p| p[1]).fold(f64::INFINITY, f64::min);
     assert!(
         lowest < c[1] - r_s / 3.0,
@@ -308,7 +336,8 @@ fn check_sphere_drop(scene: &Path, out: &Path) {
     eprintln!(
         "sphere drop ({n} x {n}): free fall to {t_c:.4} s exact over {free} frames, closest node \
          centre {:.3e} m from the surface, final KE {:.2e} of {ke_max:.2e} J, pole node {gap:.3e} m \
-         off the surface, lowest node {:.1} mm below the equator",
+         off the surface, lowest node {:.1} mm below the equator, {folds} folds, drape \
+         coefficient {dc:.3}",
         closest - r_s,
         last[1],
         (c[1] - lowest) * 1e3
