@@ -1141,14 +1141,20 @@ impl<'a> Run<'a> {
             pattern = pattern.graded(opts.grade);
         }
         let (mut body, body_name, mut animation) = self.load_body()?;
-        let verts: Vec<Vector3<f64>> = body.vertices.iter().map(|v| Vector3::from(*v)).collect();
-        let mesh =
-            TriangleMesh::from_triangles(&body_name, &verts, &body.triangles).map_err(|e| {
-                GarmentError::Body {
-                    body: body_name.clone(),
-                    message: e.to_string(),
-                }
-            })?;
+        // An animated body's rest pose is already checked and built.
+        let mesh = match &animation {
+            Some(a) => a.rest().clone(),
+            None => {
+                let verts: Vec<Vector3<f64>> =
+                    body.vertices.iter().map(|v| Vector3::from(*v)).collect();
+                TriangleMesh::from_triangles(&body_name, &verts, &body.triangles).map_err(|e| {
+                    GarmentError::Body {
+                        body: body_name.clone(),
+                        message: e.to_string(),
+                    }
+                })?
+            }
+        };
         let spacings = level_spacings(opts.spacing_mm, opts.coarse_spacing_mm);
         let gravity = Vector3::new(0.0, -GRAVITY, 0.0);
         let mut prev: Option<(Garment, Vec<f64>, Vec<f64>)> = None;
