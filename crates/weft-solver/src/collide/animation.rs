@@ -170,7 +170,8 @@ impl MeshAnimation {
             }
             frames.push(v);
         }
-        Self::from_frames(&dir.display().to_string(), &frames, &triangles, fps)
+        // Named by its first frame, whose faces and closedness are checked.
+        Self::from_frames(&files[0].display().to_string(), &frames, &triangles, fps)
     }
 
     /// The same animation played from simulated time `t0` (s) on: frame `k`
