@@ -599,10 +599,7 @@ pub fn cusick(opts: &CusickOptions, progress: &mut dyn Progress) -> Result<Cusic
         fabric,
         state,
         summary,
-        pedestal: pedestal_mesh.map(|m| TriMesh {
-            vertices: m.vertices().iter().map(|v| [v.x, v.y, v.z]).collect(),
-            triangles: m.triangles().to_vec(),
-        }),
+        pedestal: pedestal_mesh.as_ref().map(crate::pipeline::to_trimesh),
     })
 }
 

@@ -478,7 +478,7 @@ pub(crate) fn fabric_collider(
 }
 
 /// The solver's mesh as an I/O mesh (vertices and triangles), for previews.
-fn to_trimesh(m: &TriangleMesh) -> TriMesh {
+pub(crate) fn to_trimesh(m: &TriangleMesh) -> TriMesh {
     TriMesh {
         vertices: m.vertices().iter().map(|v| [v.x, v.y, v.z]).collect(),
         triangles: m.triangles().to_vec(),

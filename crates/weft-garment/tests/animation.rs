@@ -25,6 +25,29 @@ use std::path::Path;
 use weft_garment::{Body, DrapeOptions, RelaxOptions, drape_to_dir};
 use weft_io::mannequin::{Motion, write_animation};
 
+/// The CLI pattern test's coarse drape (60 mm, one level, 0.4 s sewing, up
+/// to 0.3 s draping) on the animation in `frames` (30 per s), running
+/// `settle` (s) after its last frame.
+fn coarse_on(frames: std::path::PathBuf, settle: f64) -> DrapeOptions {
+    DrapeOptions {
+        spacing_mm: 60.0,
+        coarse_spacing_mm: 60.0,
+        body: Body::Animation {
+            frames,
+            fps: 30.0,
+            scale: 1.0,
+        },
+        sew_duration: 0.4,
+        relax: RelaxOptions {
+            min_time: 0.2,
+            max_time: 0.3,
+            ..RelaxOptions::default()
+        },
+        animation_settle_s: settle,
+        ..DrapeOptions::default()
+    }
+}
+
 #[test]
 fn a_shirt_follows_the_mannequin_raising_its_arms() {
     let pattern = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -43,22 +66,8 @@ fn a_shirt_follows_the_mannequin_raising_its_arms() {
         16
     );
     let opts = DrapeOptions {
-        spacing_mm: 60.0,
-        coarse_spacing_mm: 60.0,
-        body: Body::Animation {
-            frames,
-            fps: 30.0,
-            scale: 1.0,
-        },
-        sew_duration: 0.4,
-        relax: RelaxOptions {
-            min_time: 0.2,
-            max_time: 0.3,
-            ..RelaxOptions::default()
-        },
-        animation_settle_s: 0.1,
         formats: vec!["obj".into()],
-        ..DrapeOptions::default()
+        ..coarse_on(frames, 0.1)
     };
     let out = dir.path().join("out");
     let d = drape_to_dir(&pattern, &opts, &out, &mut ()).unwrap();
@@ -127,22 +136,8 @@ fn damping_levels_on_the_walking_mannequin_order_the_swing() {
     write_animation(&frames, Motion::Walk, 30.0, 0.5).unwrap();
     let run = |scale: f64| {
         let opts = DrapeOptions {
-            spacing_mm: 60.0,
-            coarse_spacing_mm: 60.0,
-            body: Body::Animation {
-                frames: frames.clone(),
-                fps: 30.0,
-                scale: 1.0,
-            },
-            sew_duration: 0.4,
-            relax: RelaxOptions {
-                min_time: 0.2,
-                max_time: 0.3,
-                ..RelaxOptions::default()
-            },
             damping_scale: scale,
-            animation_settle_s: 0.3,
-            ..DrapeOptions::default()
+            ..coarse_on(frames.clone(), 0.3)
         };
         let d = weft_garment::drape(&skirt, &opts, &mut ()).unwrap();
         eprintln!(

@@ -647,8 +647,7 @@ impl Body {
                 .unwrap_or(0);
             let (a, b) = (self.torso[i], self.torso[i + 1]);
             // Smoothstep between levels: C¹ girth profile.
-            let t = (p.y - a.y) / (b.y - a.y);
-            let t = t * t * (3.0 - 2.0 * t);
+            let t = smoothstep((p.y - a.y) / (b.y - a.y));
             let lerp = |u: f64, w: f64| u + (w - u) * t;
             (
                 Section {
