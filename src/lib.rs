@@ -11,6 +11,8 @@
 //!   gradients, Hessians, strain-rate dissipation and the Eulerian mass matrix.
 //! - [`solver`] (`weft-solver`): assembly, PCG, backward Euler with Newton,
 //!   adaptive time steps.
+//! - [`shell`] (`weft-shell`): triangle-mesh cloth, strain-based dynamics
+//!   with LOD bending springs.
 //! - [`garment`] (`weft-garment`): the garment pipeline as a library
 //!   (pattern → woven panels → sewn → draped level by level down to yarn
 //!   spacing), with [`drape`], [`DrapeOptions`] and the fabric presets.
@@ -28,6 +30,7 @@ pub use weft_solver as solver;
 
 pub use weft_garment as garment;
 pub use weft_io as io;
+pub use weft_shell as shell;
 
 pub mod batch;
 pub mod run;

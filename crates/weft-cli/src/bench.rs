@@ -28,6 +28,18 @@ use weft_solver::multigrid::{Hierarchy, Multigrid, MultigridOptions};
 use weft_solver::pcg::{BlockJacobi, CpuOps, pcg};
 use weft_solver::{LinearSolver, Settings, Simulation, step_halving_on_rejection};
 
+/// `--model` of `weft bench`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[value(rename_all = "snake_case")]
+pub enum BenchModel {
+    /// The yarn-level model on woven patches (the default table).
+    #[default]
+    Yarn,
+    /// Strain-based dynamics \[SBD14\] with LOD bending springs \[Kim23\] on a
+    /// triangulated square (`weft-shell`).
+    Sbd,
+}
+
 /// `--preconditioner` of `weft bench` (the scene key's values).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 #[value(rename_all = "snake_case")]
@@ -45,6 +57,12 @@ pub enum BenchPreconditioner {
 /// Arguments of `weft bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
+    /// Cloth model: `yarn` (woven patches, the solver table) or `sbd`
+    /// (strain-based dynamics on a triangulated 1 m square hanging from two
+    /// corners: 5 substeps, 1 iteration, steps of 5 ms; `--nodes` are
+    /// vertices, default 10^4, 4·10^4 and 10^5; the CPU only).
+    #[arg(long, value_enum, default_value_t = BenchModel::Yarn)]
+    pub model: BenchModel,
     /// Woven-patch sizes in nodes (rounded up to a square grid); repeat the
     /// flag for several configurations. Default: 10^4, 10^5 and 10^6 on the
     /// CPU; 10^5, 10^6 and 4·10^6 on CUDA.
@@ -539,6 +557,9 @@ fn step_cell(step_s: Option<f64>, rejected: bool) -> String {
 /// With `--backend cuda`: no usable device (naming why) or a device
 /// failure; a benchmark step that fails.
 pub fn run(args: &BenchArgs) -> Result<()> {
+    if args.model == BenchModel::Sbd {
+        return run_sbd(args);
+    }
     // The benchmark patch uses only what the CUDA backend implements, so
     // the selection depends on the device alone.
     let probe = patch_simulation(4, args.preconditioner)?;
@@ -654,6 +675,89 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 r.mg_solve_iterations.unwrap_or_default(),
                 r.mg_iteration_s.unwrap_or_default() * 1e3,
                 r.mg_relative_residual.unwrap_or_default()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// One `weft bench --model sbd` record.
+#[derive(Serialize, Debug)]
+struct SbdRecord {
+    model: &'static str,
+    vertices: usize,
+    triangles: usize,
+    bending_springs: usize,
+    threads: usize,
+    /// Mesh, springs and colouring (s).
+    setup_s: f64,
+    /// Mean wall time of a 5 ms step (5 substeps, 1 iteration), 20 steps
+    /// after 5 warm-up steps (ms).
+    step_ms: f64,
+    /// `step_ms` per vertex (µs).
+    step_us_per_vertex: f64,
+}
+
+/// `weft bench --model sbd`: strain-based dynamics with the default options
+/// (LOD bending springs) on a 1 m square of `⌈√N⌉²` vertices hanging from
+/// its two top corners.
+fn run_sbd(args: &BenchArgs) -> Result<()> {
+    use weft_shell::SbdOptions;
+    use weft_shell::sbd::hanging_square;
+    anyhow::ensure!(
+        args.backend != BackendChoice::Cuda,
+        "weft bench --model sbd runs on the CPU only (strain-based dynamics has no CUDA kernels yet)"
+    );
+    let sizes = if args.nodes.is_empty() {
+        vec![10_000, 40_000, 100_000]
+    } else {
+        args.nodes.clone()
+    };
+    let mut records = Vec::new();
+    for n in sizes {
+        let side = ((n as f64).sqrt().ceil() as usize).max(2);
+        if !args.json {
+            eprintln!("weft bench: strain-based dynamics on {side} x {side} vertices ...");
+        }
+        let start = Instant::now();
+        let mut sim = hanging_square(side, SbdOptions::default())?;
+        let setup_s = start.elapsed().as_secs_f64();
+        for _ in 0..5 {
+            sim.step(0.005);
+        }
+        let start = Instant::now();
+        for _ in 0..20 {
+            sim.step(0.005);
+        }
+        let step_ms = start.elapsed().as_secs_f64() / 20.0 * 1e3;
+        records.push(SbdRecord {
+            model: "sbd",
+            vertices: side * side,
+            triangles: sim.triangle_count(),
+            bending_springs: sim.springs().len(),
+            threads: weft_solver::par::threads(),
+            setup_s,
+            step_ms,
+            step_us_per_vertex: step_ms * 1e3 / (side * side) as f64,
+        });
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&records)?);
+    } else {
+        println!(
+            "{:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>9}",
+            "vertices", "triangles", "springs", "threads", "setup s", "step ms", "us/vertex"
+        );
+        for r in &records {
+            println!(
+                "{:>9} {:>9} {:>9} {:>7} {:>8.3} {:>9.1} {:>9.3}",
+                r.vertices,
+                r.triangles,
+                r.bending_springs,
+                r.threads,
+                r.setup_s,
+                r.step_ms,
+                r.step_us_per_vertex
             );
         }
     }

@@ -542,6 +542,32 @@ fn run_summary_and_frames_of_a_rerun() {
     assert_eq!(names[5], "frame_000005.obj");
 }
 
+/// `weft bench --model sbd` times strain-based dynamics: a 20 x 20 square
+/// has 400 vertices, 722 triangles and LOD bending springs; the CUDA
+/// backend is refused with a reason.
+#[test]
+fn bench_sbd_reports_a_timed_row() {
+    let o = weft()
+        .args(["bench", "--model", "sbd", "--json", "--nodes", "400"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &v[0];
+    assert_eq!(r["model"], "sbd");
+    assert_eq!(r["vertices"], 400);
+    assert_eq!(r["triangles"], 722);
+    assert!(r["bending_springs"].as_u64().unwrap() > 722);
+    let ms = r["step_ms"].as_f64().unwrap();
+    assert!(ms > 0.0 && ms.is_finite(), "step_ms = {ms}");
+    let o = weft()
+        .args(["bench", "--model", "sbd", "--backend", "cuda"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("CPU only"));
+}
+
 #[test]
 fn bench_json_has_the_design_record_layout() {
     let o = weft()

@@ -34,13 +34,49 @@ use nalgebra::{Matrix2, Matrix3, SMatrix, SVector, Vector2, Vector3};
 /// Degrees of freedom of a triangle: three nodes' positions.
 pub const DOFS: usize = 9;
 
+/// The rest shape of a triangle in its flat 2D rest frame: the constant
+/// vectors `bᵢ` of `F = Σᵢ xᵢ bᵢᵀ` (1/m) and the rest area. Shared by the
+/// StVK element and the strain-based-dynamics constraints of `weft-shell`
+/// \[SBD14\], which both read the deformation gradient `F` from it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TriangleRest {
+    /// `bᵢ`, the rows of `G Dₘ⁻¹` with `G = [[-1,-1],[1,0],[0,1]]`.
+    pub b: [Vector2<f64>; 3],
+    /// Rest area `A` (m²).
+    pub area: f64,
+}
+
+impl TriangleRest {
+    /// The rest shape of the triangle with rest vertices `rest` (m, 2D), or
+    /// `None` when it is degenerate (area not above 1e-14 m² or
+    /// non-finite).
+    pub fn new(rest: [[f64; 2]; 3]) -> Option<Self> {
+        let r = rest.map(Vector2::from);
+        let dm = Matrix2::from_columns(&[r[1] - r[0], r[2] - r[0]]);
+        let area = 0.5 * dm.determinant().abs();
+        if !(area > 1e-14 && area.is_finite()) {
+            return None;
+        }
+        let dm_inv = dm.try_inverse()?;
+        let g = SMatrix::<f64, 3, 2>::new(-1.0, -1.0, 1.0, 0.0, 0.0, 1.0) * dm_inv;
+        Some(TriangleRest {
+            b: std::array::from_fn(|i| g.row(i).transpose()),
+            area,
+        })
+    }
+
+    /// Deformation gradient `F = Σᵢ xᵢ bᵢᵀ` (3x2, dimensionless) of the
+    /// world positions `x` (m).
+    pub fn deformation_gradient(&self, x: [Vector3<f64>; 3]) -> SMatrix<f64, 3, 2> {
+        x[0] * self.b[0].transpose() + x[1] * self.b[1].transpose() + x[2] * self.b[2].transpose()
+    }
+}
+
 /// A StVK membrane triangle: rest shape, elastic moduli and damping moduli.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Stvk {
-    /// `bᵢ`, the rows of `G Dₘ⁻¹` with `G = [[-1,-1],[1,0],[0,1]]`.
-    b: [Vector2<f64>; 3],
-    /// Rest area `A` (m²).
-    area: f64,
+    /// Rest shape.
+    rest: TriangleRest,
     /// `Lᵀ` with `L Lᵀ = C(λ, μ)`.
     lt: Matrix3<f64>,
     /// `L_dᵀ` with `L_d L_dᵀ = C(λ_d, μ_d)`, or `None` without damping.
@@ -74,37 +110,26 @@ impl Stvk {
         lambda_d: f64,
         mu_d: f64,
     ) -> Option<Self> {
-        let r = rest.map(Vector2::from);
-        let dm = Matrix2::from_columns(&[r[1] - r[0], r[2] - r[0]]);
-        let area = 0.5 * dm.determinant().abs();
-        if !(area > 1e-14 && area.is_finite()) {
-            return None;
-        }
-        let dm_inv = dm.try_inverse()?;
-        let g = SMatrix::<f64, 3, 2>::new(-1.0, -1.0, 1.0, 0.0, 0.0, 1.0) * dm_inv;
-        let b = std::array::from_fn(|i| g.row(i).transpose());
+        let rest = TriangleRest::new(rest)?;
         let lt = factor(lambda, mu)?;
         let lt_d = if lambda_d == 0.0 && mu_d == 0.0 {
             None
         } else {
             Some(factor(lambda_d, mu_d)?)
         };
-        Some(Stvk { b, area, lt, lt_d })
+        Some(Stvk { rest, lt, lt_d })
     }
 
     /// Rest area `A` (m²).
     pub fn area(&self) -> f64 {
-        self.area
+        self.rest.area
     }
 
     /// Deformation gradient `F` (3x2) at `q` (shape 9, m).
     pub fn deformation_gradient(&self, q: &SVector<f64, DOFS>) -> SMatrix<f64, 3, 2> {
-        let mut f = SMatrix::<f64, 3, 2>::zeros();
-        for i in 0..3 {
-            let x = Vector3::new(q[3 * i], q[3 * i + 1], q[3 * i + 2]);
-            f += x * self.b[i].transpose();
-        }
-        f
+        self.rest.deformation_gradient(std::array::from_fn(|i| {
+            q.fixed_rows::<3>(3 * i).into_owned()
+        }))
     }
 
     /// Green strain `ε = (E₀₀, E₁₁, √2 E₀₁)` (dimensionless) with its
@@ -124,12 +149,15 @@ impl Stvk {
             let delta = if a == bb { 1.0 } else { 0.0 };
             value[c] = w * 0.5 * (cols[a].dot(&cols[bb]) - delta);
             for k in 0..3 {
-                let g = (cols[bb] * self.b[k][a] + cols[a] * self.b[k][bb]) * (0.5 * w);
+                let g = (cols[bb] * self.rest.b[k][a] + cols[a] * self.rest.b[k][bb]) * (0.5 * w);
                 for d in 0..3 {
                     jacobian[(c, 3 * k + d)] = g[d];
                 }
                 for l in 0..3 {
-                    let s = 0.5 * w * (self.b[k][a] * self.b[l][bb] + self.b[k][bb] * self.b[l][a]);
+                    let s = 0.5
+                        * w
+                        * (self.rest.b[k][a] * self.rest.b[l][bb]
+                            + self.rest.b[k][bb] * self.rest.b[l][a]);
                     for d in 0..3 {
                         hessians[c][(3 * k + d, 3 * l + d)] = s;
                     }
@@ -161,7 +189,7 @@ impl Stvk {
     /// exact Hessian (N/m, 9x9).
     pub fn elastic(&self, q: &SVector<f64, DOFS>) -> ElementEval<DOFS> {
         let s = Self::weighted(&self.lt, &self.green_strain(q));
-        elastic(1.0, &s, &Measure::constant(self.area))
+        elastic(1.0, &s, &Measure::constant(self.rest.area))
     }
 
     /// As [`Stvk::elastic`] with a positive semi-definite Hessian for the
@@ -170,7 +198,7 @@ impl Stvk {
     /// [SBO18 §3.4] ([`crate::elastic_projected_generic`]).
     pub fn elastic_projected(&self, q: &SVector<f64, DOFS>) -> ElementEval<DOFS> {
         let s = Self::weighted(&self.lt, &self.green_strain(q));
-        elastic_projected_generic(1.0, &s, &Measure::constant(self.area))
+        elastic_projected_generic(1.0, &s, &Measure::constant(self.rest.area))
     }
 
     /// Strain-rate dissipation `W = A Ψ_d(Ė)` (W) [SBO18 eq. 15] at
@@ -186,6 +214,11 @@ impl Stvk {
     ) -> Option<Dissipation<3, DOFS>> {
         let lt_d = self.lt_d.as_ref()?;
         let s = Self::weighted(lt_d, &self.green_strain(q));
-        Some(dissipation(1.0, &s, &Measure::constant(self.area), qdot))
+        Some(dissipation(
+            1.0,
+            &s,
+            &Measure::constant(self.rest.area),
+            qdot,
+        ))
     }
 }

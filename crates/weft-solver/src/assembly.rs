@@ -106,27 +106,6 @@ pub struct StrainPeak {
     pub segment: usize,
 }
 
-/// Greedy colouring: element `e` touches `nodes(e)`; returns the element
-/// indices of each colour.
-fn colour(count: usize, node_count: usize, nodes: impl Fn(usize) -> Vec<usize>) -> Vec<Vec<u32>> {
-    let mut used: Vec<u64> = vec![0; node_count];
-    let mut colours: Vec<Vec<u32>> = Vec::new();
-    for e in 0..count {
-        let ns = nodes(e);
-        let mask = ns.iter().fold(0u64, |m, &n| m | used[n]);
-        let c = (!mask).trailing_zeros() as usize;
-        assert!(c < 64, "element colouring needs more than 64 colours");
-        for &n in &ns {
-            used[n] |= 1 << c;
-        }
-        if colours.len() <= c {
-            colours.resize(c + 1, Vec::new());
-        }
-        colours[c].push(e as u32);
-    }
-    colours
-}
-
 /// Self-collision between yarn segments that are not neighbours in the weave
 /// (DESIGN §6): repulsion `V = ½ k (d0 - d)²` for closest distance `d < d0`.
 pub struct SelfContact {
@@ -399,14 +378,14 @@ impl Assembler {
             .iter()
             .map(|x| blocks3([x.crossing, x.warp_neighbor, x.weft_neighbor]))
             .collect();
-        let seg_colours = colour(el.segments.len(), n, |e| {
+        let seg_colours = crate::par::greedy_colouring(el.segments.len(), n, |e| {
             vec![el.segments[e].a, el.segments[e].b]
         });
-        let bend_colours = colour(el.bending.len(), n, |e| {
+        let bend_colours = crate::par::greedy_colouring(el.bending.len(), n, |e| {
             let b = &el.bending[e];
             vec![b.center, b.next, b.prev]
         });
-        let shear_colours = colour(el.shear.len(), n, |e| {
+        let shear_colours = crate::par::greedy_colouring(el.shear.len(), n, |e| {
             let x = &el.shear[e];
             vec![x.crossing, x.warp_neighbor, x.weft_neighbor]
         });

@@ -37,6 +37,46 @@ pub fn update(out: &mut [f64], f: impl Fn(usize, f64) -> f64 + Sync + Send) {
     }
 }
 
+/// Greedy colouring of `count` elements over `node_count` nodes: element
+/// `e` touches the nodes `nodes(e)`, and no two elements of a colour share a
+/// node, so a colour's elements can be processed in parallel. Each element
+/// takes the lowest colour none of its nodes has yet; returns the element
+/// indices of each colour, in increasing order. Any number of colours.
+pub fn greedy_colouring<N: AsRef<[usize]>>(
+    count: usize,
+    node_count: usize,
+    nodes: impl Fn(usize) -> N,
+) -> Vec<Vec<u32>> {
+    // Per node, a bit set of the colours it has (64 per word).
+    let mut used: Vec<Vec<u64>> = vec![Vec::new(); node_count];
+    let mut colours: Vec<Vec<u32>> = Vec::new();
+    for e in 0..count {
+        let ns = nodes(e);
+        let ns = ns.as_ref();
+        let mut word = 0;
+        let c = loop {
+            let mask = ns
+                .iter()
+                .fold(0u64, |m, &n| m | used[n].get(word).copied().unwrap_or(0));
+            if mask != u64::MAX {
+                break 64 * word + (!mask).trailing_zeros() as usize;
+            }
+            word += 1;
+        };
+        for &n in ns {
+            if used[n].len() <= c / 64 {
+                used[n].resize(c / 64 + 1, 0);
+            }
+            used[n][c / 64] |= 1 << (c % 64);
+        }
+        if colours.len() <= c {
+            colours.resize(c + 1, Vec::new());
+        }
+        colours[c].push(e as u32);
+    }
+    colours
+}
+
 /// The number of threads the parallel loops run on (rayon's global pool:
 /// the machine's cores, or `RAYON_NUM_THREADS`).
 pub fn threads() -> usize {
@@ -98,13 +138,62 @@ pub fn worst_node(r: &[f64]) -> usize {
 
 /// A raw pointer that rayon closures may share. Safety rests on the caller:
 /// no two tasks write the same element (the assembly's element colouring,
-/// the symmetric SpMV's disjoint row windows).
+/// the symmetric SpMV's disjoint row windows, the strain-based-dynamics
+/// constraint colouring of `weft-shell`).
 #[derive(Clone, Copy)]
-pub(crate) struct Shared<T>(pub(crate) *mut T);
+pub struct Shared<T>(pub *mut T);
 unsafe impl<T> Send for Shared<T> {}
 unsafe impl<T> Sync for Shared<T> {}
 impl<T> Shared<T> {
-    pub(crate) fn ptr(self) -> *mut T {
+    /// The pointer.
+    pub fn ptr(self) -> *mut T {
         self.0
+    }
+}
+
+/// Calls `f(e)` for every element of every colour of `colours`
+/// ([`greedy_colouring`]), colour after colour; a colour's elements run in
+/// parallel when it has at least `PARALLEL_MIN / 8` of them, serially
+/// otherwise. The order within a colour is irrelevant when `f` only writes
+/// the nodes of its own element, which the colouring keeps disjoint.
+pub fn for_each_coloured(colours: &[Vec<u32>], f: impl Fn(usize) + Sync + Send) {
+    for colour in colours {
+        if colour.len() < PARALLEL_MIN / 8 {
+            colour.iter().for_each(|&e| f(e as usize));
+        } else {
+            colour
+                .par_iter()
+                .with_min_len(256)
+                .for_each(|&e| f(e as usize));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Colours are valid (no shared node within one) and not limited to 64:
+    /// a star of 100 edges on node 0 needs 100.
+    #[test]
+    fn greedy_colouring_is_valid_past_64_colours() {
+        let edges: Vec<[usize; 2]> = (1..=100)
+            .map(|i| [0, i])
+            .chain((1..100).map(|i| [i, i + 1]))
+            .collect();
+        let colours = greedy_colouring(edges.len(), 101, |e| edges[e]);
+        assert!(colours.len() >= 100, "{} colours", colours.len());
+        let mut seen = vec![false; edges.len()];
+        for c in &colours {
+            let mut touched = std::collections::HashSet::new();
+            for &e in c {
+                assert!(!seen[e as usize]);
+                seen[e as usize] = true;
+                for n in edges[e as usize] {
+                    assert!(touched.insert(n), "colour shares node {n}");
+                }
+            }
+        }
+        assert!(seen.iter().all(|&s| s));
     }
 }

@@ -1,0 +1,475 @@
+//! Strain-based dynamics \[SBD14\], with the notation of [Kim23 §III.1-2]:
+//! a position-based integrator whose constraints are the entries of each
+//! triangle's Green-St Venant strain tensor instead of edge lengths.
+//!
+//! For a triangle with rest shape `Q` (2x2, from texture coordinates) and
+//! world edge matrix `P` (3x2), `F = P Q⁻¹ = Σₖ xₖ bₖᵀ`
+//! ([`weft_potentials::stvk::TriangleRest`]) and `S = FᵀF` [Kim23 eq. 1].
+//! With `f₀, f₁` the columns of `F`, the constraints are
+//!
+//! - stretch along the two rest axes: `C_a = √S_aa - 1 = |f_a| - 1`,
+//!   `∇ₖC_a = bₖ[a] f̂_a`;
+//! - shear: `C₀₁ = S₀₁ / √(S₀₀ S₁₁) = f̂₀·f̂₁`,
+//!   `∇ₖC₀₁ = bₖ[0] (f̂₁ - C₀₁ f̂₀)/|f₀| + bₖ[1] (f̂₀ - C₀₁ f̂₁)/|f₁|`;
+//!
+//! and the bending springs ([`crate::springs`]) are distance constraints.
+//! Each constraint moves its vertices by the projection of [Kim23 eq. 3-5],
+//! `Δxᵢ = -s k wᵢ ∇ᵢC`, `s = C / Σⱼ wⱼ |∇ⱼC|²`, with the stiffness
+//! `k ∈ [0, 1]` and the inverse masses `wᵢ = 1/mᵢ` (0 for pinned vertices).
+//!
+//! A step of length `Δt` runs `substeps` substeps of `h = Δt / substeps`
+//! [Kim23 §IV]: predict `p = x + h v` (with gravity in `v`), run
+//! `iterations` Gauss-Seidel sweeps over the triangles and then the
+//! springs, set `v = (p - x) / h`, `x = p`, and scale `v` by
+//! `max(0, 1 - c h)` for the velocity damping `c` (1/s). Kim names a
+//! damping technique without giving it; this plain velocity damping is
+//! ours.
+
+use crate::ShellError;
+use crate::mesh::ClothMesh;
+use crate::springs::{BendingSprings, LodLevels, Spring};
+use nalgebra::Vector3;
+use serde::{Deserialize, Serialize};
+use weft_potentials::stvk::TriangleRest;
+use weft_solver::par::{Shared, for_each_coloured, greedy_colouring};
+
+/// Options of a strain-based-dynamics cloth (all have documented
+/// defaults; unknown keys are errors when read from JSON).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SbdOptions {
+    /// Substeps per step (default 5, as in the 40,000-vertex
+    /// target).
+    pub substeps: usize,
+    /// Gauss-Seidel sweeps per substep (default 1).
+    pub iterations: usize,
+    /// Stiffness `k ∈ [0, 1]` of the two stretch constraints (default 1).
+    pub stretch_stiffness: f64,
+    /// Stiffness `k ∈ [0, 1]` of the shear constraint (default 1).
+    pub shear_stiffness: f64,
+    /// Bending-spring structure (default: LOD springs, every ring from
+    /// `m_l` to `n_l` at fixed vertices).
+    pub bending: BendingSprings,
+    /// Stiffness `k ∈ [0, 1]` of the bending springs (default 0.5).
+    pub bending_stiffness: f64,
+    /// Areal density (kg/m²); default the `cotton` preset's 0.15.
+    pub areal_density: f64,
+    /// Gravitational acceleration (m/s²), default `(0, -9.81, 0)`.
+    pub gravity: [f64; 3],
+    /// Velocity damping `c` (1/s, default 0): `v ← max(0, 1 - c h) v` after
+    /// every substep.
+    pub velocity_damping: f64,
+}
+
+impl Default for SbdOptions {
+    fn default() -> Self {
+        SbdOptions {
+            substeps: 5,
+            iterations: 1,
+            stretch_stiffness: 1.0,
+            shear_stiffness: 1.0,
+            bending: BendingSprings::default(),
+            bending_stiffness: 0.5,
+            areal_density: weft_core::FabricPreset::Cotton.properties().areal_density,
+            gravity: [0.0, -9.81, 0.0],
+            velocity_damping: 0.0,
+        }
+    }
+}
+
+impl SbdOptions {
+    /// Checks every option against its documented range.
+    ///
+    /// # Errors
+    /// [`ShellError::InvalidOption`] naming the first bad field.
+    pub fn validate(&self) -> Result<(), ShellError> {
+        let bad = |name: &'static str, message: &str| {
+            Err(ShellError::InvalidOption {
+                name,
+                message: message.to_string(),
+            })
+        };
+        if self.substeps == 0 {
+            return bad("substeps", "expected at least 1");
+        }
+        if self.iterations == 0 {
+            return bad("iterations", "expected at least 1");
+        }
+        for (name, k) in [
+            ("stretch_stiffness", self.stretch_stiffness),
+            ("shear_stiffness", self.shear_stiffness),
+            ("bending_stiffness", self.bending_stiffness),
+        ] {
+            if !(0.0..=1.0).contains(&k) {
+                return bad(name, &format!("expected a stiffness in [0, 1], got {k}"));
+            }
+        }
+        if !(self.areal_density > 0.0 && self.areal_density.is_finite()) {
+            return bad(
+                "areal_density",
+                &format!(
+                    "expected a positive density (kg/m²), got {}",
+                    self.areal_density
+                ),
+            );
+        }
+        if !self.gravity.iter().all(|g| g.is_finite()) {
+            return bad("gravity", "expected finite components (m/s²)");
+        }
+        if !(self.velocity_damping >= 0.0 && self.velocity_damping.is_finite()) {
+            return bad(
+                "velocity_damping",
+                &format!(
+                    "expected a non-negative rate (1/s), got {}",
+                    self.velocity_damping
+                ),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The strain of one triangle (dimensionless).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TriangleStrain {
+    /// `|f₀| - 1`, stretch along the rest frame's first axis.
+    pub stretch_u: f64,
+    /// `|f₁| - 1`, along the second axis.
+    pub stretch_v: f64,
+    /// Shear angle `asin(f̂₀·f̂₁)` (rad).
+    pub shear: f64,
+    /// Largest principal stretch minus one, `√λ_max(FᵀF) - 1`.
+    pub principal: f64,
+}
+
+/// A strain-based-dynamics cloth: mesh, constraints and state.
+pub struct Sbd {
+    options: SbdOptions,
+    triangles: Vec<[u32; 3]>,
+    rest: Vec<TriangleRest>,
+    springs: Vec<Spring>,
+    triangle_colours: Vec<Vec<u32>>,
+    spring_colours: Vec<Vec<u32>>,
+    levels: Option<LodLevels>,
+    inverse_mass: Vec<f64>,
+    mass: Vec<f64>,
+    x: Vec<Vector3<f64>>,
+    v: Vec<Vector3<f64>>,
+    p: Vec<Vector3<f64>>,
+    time: f64,
+}
+
+impl Sbd {
+    /// A cloth on `mesh` at rest in its world positions, with the vertices
+    /// `pinned` held where they are.
+    ///
+    /// # Errors
+    /// [`ShellError::InvalidOption`] for options out of range (naming
+    /// `pinned` for a vertex the mesh lacks).
+    pub fn new(
+        mesh: &ClothMesh,
+        pinned: &[usize],
+        options: SbdOptions,
+    ) -> Result<Self, ShellError> {
+        options.validate()?;
+        let n = mesh.vertex_count();
+        let mut is_pinned = vec![false; n];
+        for &i in pinned {
+            if i >= n {
+                return Err(ShellError::InvalidOption {
+                    name: "pinned",
+                    message: format!("vertex {i} does not exist (the mesh has {n})"),
+                });
+            }
+            is_pinned[i] = true;
+        }
+        let mass = mesh.lumped_masses(options.areal_density);
+        let inverse_mass = (0..n)
+            .map(|i| {
+                if is_pinned[i] || mass[i] <= 0.0 {
+                    0.0
+                } else {
+                    1.0 / mass[i]
+                }
+            })
+            .collect();
+        let rest = (0..mesh.triangles().len())
+            .map(|t| {
+                mesh.triangle_rest(t)
+                    .expect("ClothMesh::new checked every triangle")
+            })
+            .collect();
+        let (springs, levels) = options.bending.build(mesh, &is_pinned);
+        let triangle_colours = greedy_colouring(mesh.triangles().len(), n, |t| {
+            mesh.triangles()[t].map(|v| v as usize)
+        });
+        let spring_colours = greedy_colouring(springs.len(), n, |e| {
+            [springs[e].a as usize, springs[e].b as usize]
+        });
+        Ok(Sbd {
+            triangle_colours,
+            spring_colours,
+            triangles: mesh.triangles().to_vec(),
+            rest,
+            springs,
+            levels,
+            inverse_mass,
+            mass,
+            x: mesh.positions().to_vec(),
+            v: vec![Vector3::zeros(); n],
+            p: mesh.positions().to_vec(),
+            time: 0.0,
+            options,
+        })
+    }
+
+    /// The options it was built with.
+    pub fn options(&self) -> &SbdOptions {
+        &self.options
+    }
+
+    /// Vertex positions (m).
+    pub fn positions(&self) -> &[Vector3<f64>] {
+        &self.x
+    }
+
+    /// Vertex velocities (m/s).
+    pub fn velocities(&self) -> &[Vector3<f64>] {
+        &self.v
+    }
+
+    /// Simulated time (s).
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Number of triangles.
+    pub fn triangle_count(&self) -> usize {
+        self.triangles.len()
+    }
+
+    /// The bending springs.
+    pub fn springs(&self) -> &[Spring] {
+        &self.springs
+    }
+
+    /// The LOD levels, for [`BendingSprings::Lod`].
+    pub fn lod_levels(&self) -> Option<LodLevels> {
+        self.levels
+    }
+
+    /// Kinetic energy `½ Σ mᵢ |vᵢ|²` (J), pinned vertices included (at rest).
+    pub fn kinetic_energy(&self) -> f64 {
+        self.v
+            .iter()
+            .zip(&self.mass)
+            .map(|(v, m)| 0.5 * m * v.norm_squared())
+            .sum()
+    }
+
+    /// The strain of every triangle at the current positions.
+    pub fn strains(&self) -> Vec<TriangleStrain> {
+        self.triangles
+            .iter()
+            .zip(&self.rest)
+            .map(|(t, r)| {
+                let f = r.deformation_gradient(t.map(|i| self.x[i as usize]));
+                let (l0, l1) = (f.column(0).norm(), f.column(1).norm());
+                let c = f.column(0).dot(&f.column(1)) / (l0 * l1);
+                let s = f.transpose() * f;
+                let half_trace = 0.5 * (s[(0, 0)] + s[(1, 1)]);
+                let half_gap = 0.5 * (s[(0, 0)] - s[(1, 1)]);
+                let lambda_max = half_trace + half_gap.hypot(s[(0, 1)]);
+                TriangleStrain {
+                    stretch_u: l0 - 1.0,
+                    stretch_v: l1 - 1.0,
+                    shear: c.clamp(-1.0, 1.0).asin(),
+                    principal: lambda_max.sqrt() - 1.0,
+                }
+            })
+            .collect()
+    }
+
+    /// The largest [`TriangleStrain::principal`] over the triangles;
+    /// infinite if any is not finite (a diverged cloth).
+    pub fn max_principal_stretch(&self) -> f64 {
+        self.strains()
+            .iter()
+            .map(|t| {
+                if t.principal.is_finite() {
+                    t.principal
+                } else {
+                    f64::INFINITY
+                }
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// Advances by `dt` (s) in [`SbdOptions::substeps`] substeps.
+    pub fn step(&mut self, dt: f64) {
+        let h = dt / self.options.substeps as f64;
+        let g = Vector3::from(self.options.gravity);
+        let keep = (1.0 - self.options.velocity_damping * h).max(0.0);
+        for _ in 0..self.options.substeps {
+            for i in 0..self.x.len() {
+                if self.inverse_mass[i] > 0.0 {
+                    self.v[i] += g * h;
+                }
+                self.p[i] = self.x[i] + self.v[i] * h;
+            }
+            for _ in 0..self.options.iterations {
+                self.project_triangles();
+                self.project_springs();
+            }
+            for i in 0..self.x.len() {
+                self.v[i] = (self.p[i] - self.x[i]) * (keep / h);
+                self.x[i] = self.p[i];
+            }
+            self.time += h;
+        }
+    }
+
+    /// One Gauss-Seidel sweep over the triangles' strain constraints, a
+    /// colour at a time (a colour's triangles share no vertex, so they run
+    /// in parallel and the result does not depend on the thread count).
+    fn project_triangles(&mut self) {
+        let (ks, kx) = (self.options.stretch_stiffness, self.options.shear_stiffness);
+        let p = Shared(self.p.as_mut_ptr());
+        let (tris, rest, w) = (&self.triangles, &self.rest, &self.inverse_mass);
+        for_each_coloured(&self.triangle_colours, |t| {
+            let idx = tris[t].map(|i| i as usize);
+            // SAFETY: `idx` are in bounds (checked by `ClothMesh::new`) and
+            // no other triangle of this colour touches them.
+            let mut x = idx.map(|i| unsafe { *p.ptr().add(i) });
+            project_triangle(&rest[t], idx.map(|i| w[i]), &mut x, ks, kx);
+            for k in 0..3 {
+                unsafe { *p.ptr().add(idx[k]) = x[k] };
+            }
+        });
+    }
+
+    /// One Gauss-Seidel sweep over the bending springs, coloured as the
+    /// triangles.
+    fn project_springs(&mut self) {
+        let k = self.options.bending_stiffness;
+        let p = Shared(self.p.as_mut_ptr());
+        let (springs, w) = (&self.springs, &self.inverse_mass);
+        for_each_coloured(&self.spring_colours, |e| {
+            let s = &springs[e];
+            let idx = [s.a as usize, s.b as usize];
+            // SAFETY: as in `project_triangles`, for the spring colouring.
+            let mut x = idx.map(|i| unsafe { *p.ptr().add(i) });
+            project_spring(&mut x, idx.map(|i| w[i]), s.rest_length, k);
+            for j in 0..2 {
+                unsafe { *p.ptr().add(idx[j]) = x[j] };
+            }
+        });
+    }
+}
+
+/// One strain constraint of a triangle \[SBD14\] (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrainConstraint {
+    /// `C = |f₀| - 1`, stretch along the rest frame's first axis.
+    StretchU,
+    /// `C = |f₁| - 1`, along the second axis.
+    StretchV,
+    /// `C = f̂₀·f̂₁`, shear.
+    Shear,
+}
+
+/// The value of constraint `which` of the triangle with rest shape `r` at
+/// positions `x` (m), and its gradient with respect to each vertex
+/// (1/m); `None` where the gradient is undefined (an edge of `F` shorter
+/// than 1e-12).
+pub fn strain_constraint(
+    r: &TriangleRest,
+    x: &[Vector3<f64>; 3],
+    which: StrainConstraint,
+) -> Option<(f64, [Vector3<f64>; 3])> {
+    let f = r.deformation_gradient(*x);
+    let (f0, f1) = (f.column(0).into_owned(), f.column(1).into_owned());
+    let (l0, l1) = (f0.norm(), f1.norm());
+    let stretch = |fa: Vector3<f64>, la: f64, a: usize| {
+        (la >= 1e-12).then(|| (la - 1.0, std::array::from_fn(|k| fa * (r.b[k][a] / la))))
+    };
+    match which {
+        StrainConstraint::StretchU => stretch(f0, l0, 0),
+        StrainConstraint::StretchV => stretch(f1, l1, 1),
+        StrainConstraint::Shear => {
+            if l0 < 1e-12 || l1 < 1e-12 {
+                return None;
+            }
+            let (n0, n1) = (f0 / l0, f1 / l1);
+            let c = n0.dot(&n1);
+            let d0 = (n1 - n0 * c) / l0;
+            let d1 = (n0 - n1 * c) / l1;
+            Some((c, std::array::from_fn(|k| d0 * r.b[k][0] + d1 * r.b[k][1])))
+        }
+    }
+}
+
+/// Projects the three strain constraints of one triangle in turn
+/// (stretch along each rest axis, then shear; module docs) on its
+/// positions `x` (m) with inverse masses `w` (1/kg) and stiffnesses `ks`,
+/// `kx` ∈ [0, 1]: `Δxₖ = -s k wₖ ∇ₖC`, `s = C / Σⱼ wⱼ |∇ⱼC|²`
+/// [SBD14; Kim23 eq. 3-5]. A constraint whose gradient vanishes (a
+/// collapsed triangle) is skipped.
+pub fn project_triangle(
+    r: &TriangleRest,
+    w: [f64; 3],
+    x: &mut [Vector3<f64>; 3],
+    ks: f64,
+    kx: f64,
+) {
+    for (which, k) in [
+        (StrainConstraint::StretchU, ks),
+        (StrainConstraint::StretchV, ks),
+        (StrainConstraint::Shear, kx),
+    ] {
+        let Some((c, grad)) = strain_constraint(r, x, which) else {
+            continue;
+        };
+        let denom: f64 = (0..3).map(|j| w[j] * grad[j].norm_squared()).sum();
+        if denom <= 1e-24 {
+            continue;
+        }
+        let s = c / denom;
+        for j in 0..3 {
+            x[j] -= grad[j] * (s * k * w[j]);
+        }
+    }
+}
+
+/// Projects the distance constraint `|x₁ - x₀| - d` of a spring (rest
+/// length `d`, m) on `x` with inverse masses `w` and stiffness `k ∈ [0, 1]`
+/// [Kim23 eq. 3-5].
+pub fn project_spring(x: &mut [Vector3<f64>; 2], w: [f64; 2], d: f64, k: f64) {
+    let ws = w[0] + w[1];
+    let delta = x[1] - x[0];
+    let len = delta.norm();
+    if ws <= 0.0 || len < 1e-12 {
+        return;
+    }
+    let corr = delta * ((len - d) / (len * ws) * k);
+    x[0] += corr * w[0];
+    x[1] -= corr * w[1];
+}
+
+/// The set-up of \[Kim23\] Fig. 5 and of `weft bench --model sbd`: a 1 m
+/// square of `n x n` vertices (`n ≥ 2`) hanging in the `x-y` plane from
+/// its two top corners (the top edge at `y = 0`, the bottom at `y = -1`
+/// m), at rest, with `options`.
+///
+/// # Errors
+/// As [`ClothMesh::rectangle`] and [`Sbd::new`].
+pub fn hanging_square(n: usize, options: SbdOptions) -> Result<Sbd, ShellError> {
+    let mesh = ClothMesh::rectangle(
+        [1.0, 1.0],
+        [n, n],
+        Vector3::new(0.0, -1.0, 0.0),
+        Vector3::x(),
+        Vector3::y(),
+    )?;
+    Sbd::new(&mesh, &[(n - 1) * n, n * n - 1], options)
+}
