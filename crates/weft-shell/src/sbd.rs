@@ -24,14 +24,26 @@
 //! `max(0, 1 - c h)` for the velocity damping `c` (1/s). Kim names a
 //! damping technique without giving it; this plain velocity damping is
 //! ours.
+//!
+//! **Colliders** ([`Sbd::with_colliders`]) are the solver's
+//! ([`weft_solver::collide::Collider`]: planes, spheres, capsules, meshes,
+//! moving and animated bodies), queried through their signed distance `φ`
+//! and outward normal `n`. At the end of every sweep a vertex with
+//! `φ(p) < δ` (the collision thickness) moves out to `φ = δ` along `n`;
+//! its displacement in the substep relative to the collider's surface,
+//! `Δ = p - x - h v_c`, loses its tangential part up to `μ (δ - φ)`
+//! (Coulomb friction as a position limit, with `μ` the collider's
+//! friction coefficient): static friction below it, sliding above.
 
 use crate::ShellError;
 use crate::mesh::ClothMesh;
 use crate::springs::{BendingSprings, LodLevels, Spring};
 use nalgebra::Vector3;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use weft_potentials::stvk::TriangleRest;
-use weft_solver::par::{Shared, for_each_coloured, greedy_colouring};
+use weft_solver::collide::Collider;
+use weft_solver::par::{PARALLEL_MIN, Shared, for_each_coloured, greedy_colouring};
 
 /// Options of a strain-based-dynamics cloth (all have documented
 /// defaults; unknown keys are errors when read from JSON).
@@ -59,6 +71,9 @@ pub struct SbdOptions {
     /// Velocity damping `c` (1/s, default 0): `v ← max(0, 1 - c h) v` after
     /// every substep.
     pub velocity_damping: f64,
+    /// Collision thickness `δ` (m, default 1 mm): vertices are kept at
+    /// least this far outside every collider.
+    pub collision_thickness: f64,
 }
 
 impl Default for SbdOptions {
@@ -73,6 +88,7 @@ impl Default for SbdOptions {
             areal_density: weft_core::FabricPreset::Cotton.properties().areal_density,
             gravity: [0.0, -9.81, 0.0],
             velocity_damping: 0.0,
+            collision_thickness: 1e-3,
         }
     }
 }
@@ -125,6 +141,15 @@ impl SbdOptions {
                 ),
             );
         }
+        if !(self.collision_thickness >= 0.0 && self.collision_thickness.is_finite()) {
+            return bad(
+                "collision_thickness",
+                &format!(
+                    "expected a non-negative distance (m), got {}",
+                    self.collision_thickness
+                ),
+            );
+        }
         Ok(())
     }
 }
@@ -157,6 +182,7 @@ pub struct Sbd {
     v: Vec<Vector3<f64>>,
     p: Vec<Vector3<f64>>,
     time: f64,
+    colliders: Vec<Collider>,
 }
 
 impl Sbd {
@@ -219,8 +245,30 @@ impl Sbd {
             v: vec![Vector3::zeros(); n],
             p: mesh.positions().to_vec(),
             time: 0.0,
+            colliders: Vec::new(),
             options,
         })
+    }
+
+    /// The same cloth with external `colliders` (module docs); an animated
+    /// body is posed at the end of every substep.
+    pub fn with_colliders(mut self, colliders: Vec<Collider>) -> Self {
+        self.colliders = colliders;
+        self
+    }
+
+    /// The colliders.
+    pub fn colliders(&self) -> &[Collider] {
+        &self.colliders
+    }
+
+    /// The smallest signed distance of any vertex to any collider (m;
+    /// negative inside), `+∞` without colliders.
+    pub fn min_clearance(&self) -> f64 {
+        self.colliders
+            .iter()
+            .flat_map(|c| self.x.iter().map(move |x| c.distance(x, self.time).0))
+            .fold(f64::INFINITY, f64::min)
     }
 
     /// The options it was built with.
@@ -317,9 +365,14 @@ impl Sbd {
                 }
                 self.p[i] = self.x[i] + self.v[i] * h;
             }
+            let t_end = self.time + h;
+            for c in &mut self.colliders {
+                c.advance_to(t_end);
+            }
             for _ in 0..self.options.iterations {
                 self.project_triangles();
                 self.project_springs();
+                self.project_collisions(h, t_end);
             }
             for i in 0..self.x.len() {
                 self.v[i] = (self.p[i] - self.x[i]) * (keep / h);
@@ -346,6 +399,50 @@ impl Sbd {
                 unsafe { *p.ptr().add(idx[k]) = x[k] };
             }
         });
+    }
+
+    /// Moves every free vertex out of every collider and applies friction
+    /// (module docs), at the substep's end time `t` (s).
+    fn project_collisions(&mut self, h: f64, t: f64) {
+        if self.colliders.is_empty() {
+            return;
+        }
+        let delta = self.options.collision_thickness;
+        let (x, w, colliders) = (&self.x, &self.inverse_mass, &self.colliders);
+        let project = |i: usize, p: &mut Vector3<f64>| {
+            if w[i] == 0.0 {
+                return;
+            }
+            for c in colliders {
+                let (phi, n) = c.distance(p, t);
+                if phi >= delta {
+                    continue;
+                }
+                let depth = delta - phi;
+                *p += n * depth;
+                let moved = *p - x[i] - c.velocity_at(p, t) * h;
+                let tangential = moved - n * n.dot(&moved);
+                let slip = tangential.norm();
+                let limit = c.friction * depth;
+                if slip <= limit {
+                    *p -= tangential;
+                } else if slip > 0.0 {
+                    *p -= tangential * (limit / slip);
+                }
+            }
+        };
+        if self.p.len() < PARALLEL_MIN / 8 {
+            self.p
+                .iter_mut()
+                .enumerate()
+                .for_each(|(i, p)| project(i, p));
+        } else {
+            self.p
+                .par_iter_mut()
+                .enumerate()
+                .with_min_len(256)
+                .for_each(|(i, p)| project(i, p));
+        }
     }
 
     /// One Gauss-Seidel sweep over the bending springs, coloured as the

@@ -310,3 +310,64 @@ fn kim23_lod_springs_stay_bounded_where_crossover_springs_blow_up() {
     }
     assert!(last.is_finite());
 }
+
+/// A square dropped on a sphere (the solver's collider) drapes over it:
+/// no vertex ends inside (the collision projection keeps the thickness),
+/// the centre rests on the pole, the corners hang below it, and it comes
+/// to rest.
+#[test]
+fn cloth_drapes_over_a_sphere_collider() {
+    use weft_solver::collide::{Collider, Sphere};
+    let n = 31;
+    let mesh = ClothMesh::rectangle(
+        [0.6, 0.6],
+        [n, n],
+        Vector3::new(-0.3, 0.25, -0.3),
+        Vector3::x(),
+        Vector3::z(),
+    )
+    .unwrap();
+    let sphere = Collider::new(Sphere::new(Vector3::zeros(), 0.2).unwrap(), 0.0, 0.3).unwrap();
+    let options = SbdOptions {
+        velocity_damping: 1.0,
+        ..Default::default()
+    };
+    let mut s = Sbd::new(&mesh, &[], options)
+        .unwrap()
+        .with_colliders(vec![sphere]);
+    for _ in 0..600 {
+        s.step(0.005);
+    }
+    let clearance = s.min_clearance();
+    let centre = s.positions()[(n / 2) * n + n / 2];
+    let corner = s.positions()[0];
+    println!(
+        "clearance {clearance:.5} m, centre y {:.4}, corner y {:.4}, KE {:.2e} J",
+        centre.y,
+        corner.y,
+        s.kinetic_energy()
+    );
+    assert!(
+        clearance > 0.0,
+        "a vertex is inside the sphere: {clearance} m"
+    );
+    assert!(
+        (centre.y - 0.201).abs() < 2e-3,
+        "centre at {} m, the pole at 0.201",
+        centre.y
+    );
+    assert!(
+        centre.x.abs() < 0.01 && centre.z.abs() < 0.01,
+        "the cloth slid off: {centre:?}"
+    );
+    assert!(
+        corner.y < 0.0,
+        "the corner stays above the equator: {} m",
+        corner.y
+    );
+    assert!(
+        s.kinetic_energy() < 1e-4,
+        "still moving: {} J",
+        s.kinetic_energy()
+    );
+}
