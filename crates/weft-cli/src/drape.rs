@@ -7,8 +7,19 @@ use anyhow::{Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
-use weft_garment::{Body, DrapeOptions, DrapeSummary, FabricPreset, Phase, Progress, RelaxOptions};
+use weft_garment::{
+    Body, DrapeModel, DrapeOptions, DrapeSummary, FabricPreset, Phase, Progress, RelaxOptions,
+};
 use weft_solver::StepStats;
+
+/// `weft drape --model`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelArg {
+    /// Yarn-level cloth.
+    Yarn,
+    /// Triangle mesh, strain-based dynamics.
+    Sbd,
+}
 
 /// Arguments of `weft drape` (defaults: those of [`DrapeOptions`]).
 #[derive(Args, Debug)]
@@ -37,6 +48,12 @@ pub struct DrapeArgs {
     /// frame.
     #[arg(long, default_value_t = 0.5)]
     pub settle: f64,
+    /// Cloth model: `yarn` (yarn-level, multilevel) or `sbd` (a triangle
+    /// mesh through the woven nodes at `--spacing`, strain-based dynamics
+    /// with LOD bending springs: a fast preview; no checkpoints, frames or
+    /// animated bodies).
+    #[arg(long, value_enum, default_value = "yarn")]
+    pub model: ModelArg,
     /// Factor on the fabric preset's strain-rate damping (all modes): 0.01
     /// underdamped, 100 overdamped (SBO17 Fig. 5).
     #[arg(long, default_value_t = 1.0)]
@@ -147,6 +164,10 @@ impl DrapeArgs {
             },
             animation_settle_s: self.settle,
             damping_scale: self.damping_scale,
+            model: match self.model {
+                ModelArg::Yarn => DrapeModel::Yarn,
+                ModelArg::Sbd => DrapeModel::Sbd,
+            },
             material: self.material,
             grade: self.grade,
             attach: self.attach.as_ref().map(|l| {

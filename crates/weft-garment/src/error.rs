@@ -6,6 +6,10 @@ use std::path::PathBuf;
 /// An error of the garment pipeline.
 #[derive(Debug, thiserror::Error)]
 pub enum GarmentError {
+    /// The `sbd` model's triangle mesh or options (names the panel or
+    /// option).
+    #[error("sbd drape: {0}")]
+    Shell(String),
     /// An option out of range ([`crate::DrapeOptions::validate`]).
     #[error("option {option}: expected {expected}, got {found}")]
     Option {

@@ -79,12 +79,15 @@ pub mod options;
 pub mod pipeline;
 pub mod progress;
 pub mod sewing;
+pub mod shell;
 pub mod transfer;
 
 pub use cusick::{Cusick, CusickOptions, CusickSummary, cusick};
 pub use error::GarmentError;
 pub use layers::{LAYER_EXCLUSION_SPACINGS, LayerCrossing, layer_crossings, rest_exclusion};
-pub use options::{Body, DEFAULT_ATTACH_LABELS, DrapeOptions, RelaxOptions, level_spacings};
+pub use options::{
+    Body, DEFAULT_ATTACH_LABELS, DrapeModel, DrapeOptions, RelaxOptions, level_spacings,
+};
 pub use pipeline::{
     Drape, DrapeSummary, LevelReport, PanelWeave, SlidPart, StitchGap, drape, drape_to_dir,
     layer_self_collision, max_gap, penetrations, seam_ties,

@@ -82,6 +82,18 @@ impl Default for RelaxOptions {
     }
 }
 
+/// The cloth model of a drape ([`DrapeOptions::model`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DrapeModel {
+    /// Yarn-level cloth (the multilevel drape).
+    #[default]
+    Yarn,
+    /// A triangle mesh with strain-based dynamics \[SBD14\] and LOD bending
+    /// springs \[Kim23\].
+    Sbd,
+}
+
 /// Options of [`crate::drape`] and [`crate::drape_to_dir`]. Lengths the user
 /// types are in millimetres where the CLI takes millimetres (`spacing_mm`),
 /// everything else SI.
@@ -99,6 +111,18 @@ pub struct DrapeOptions {
     pub coarse_spacing_mm: f64,
     /// The body. Default: weft's mannequin.
     pub body: Body,
+    /// Cloth model: `yarn` (the default, everything below) or `sbd`: a
+    /// triangle mesh through the woven nodes at `spacing_mm` (one level),
+    /// simulated with strain-based dynamics (`weft_shell`, the options in
+    /// [`DrapeOptions::sbd`]), sewn for `sew_duration` without gravity and
+    /// draped until `relax`'s speed criterion or time limit. A fast preview
+    /// and the baseline every cloth user knows.
+    pub model: DrapeModel,
+    /// Options of the `sbd` model; its areal density is replaced by the
+    /// fabric preset's. Default `SbdOptions::default()` with velocity
+    /// damping 2/s and the unnormalised shear constraint (the normalised
+    /// one blows up while sewing GarmentCode's pencil dress).
+    pub sbd: weft_shell::SbdOptions,
     /// Fabric preset. Default cotton.
     pub material: FabricPreset,
     /// Grade factor: every length of the pattern times this
@@ -198,6 +222,12 @@ impl Default for DrapeOptions {
             spacing_mm: 20.0,
             coarse_spacing_mm: 16.0,
             body: Body::Mannequin,
+            model: DrapeModel::Yarn,
+            sbd: weft_shell::SbdOptions {
+                velocity_damping: 2.0,
+                normalised_shear: false,
+                ..Default::default()
+            },
             material: FabricPreset::Cotton,
             grade: 1.0,
             attach: None,
@@ -229,6 +259,34 @@ impl DrapeOptions {
     /// [`GarmentError::Option`] naming the option, what was expected and
     /// what was found.
     pub fn validate(&self) -> Result<(), GarmentError> {
+        if self.model == DrapeModel::Sbd {
+            self.sbd.validate().map_err(|e| match e {
+                weft_shell::ShellError::InvalidOption { name, message } => GarmentError::Option {
+                    option: format!("sbd.{name}"),
+                    expected: message,
+                    found: "(see expected)".into(),
+                },
+                other => GarmentError::Option {
+                    option: "sbd".into(),
+                    expected: "valid strain-based-dynamics options".into(),
+                    found: other.to_string(),
+                },
+            })?;
+            if self.resume || self.checkpoint_every_s.is_some() || self.frame_dt > 0.0 {
+                return Err(GarmentError::Option {
+                    option: "model".into(),
+                    expected: "the yarn model for checkpoints, resume and frames (the sbd model writes the final state only)".into(),
+                    found: "sbd".into(),
+                });
+            }
+            if matches!(self.body, Body::Animation { .. }) {
+                return Err(GarmentError::Option {
+                    option: "model".into(),
+                    expected: "the yarn model for an animated body (the sbd model drapes on still bodies only)".into(),
+                    found: "sbd".into(),
+                });
+            }
+        }
         let bad = |name: &str, expected: &str, found: f64| {
             Err(GarmentError::Option {
                 option: name.into(),

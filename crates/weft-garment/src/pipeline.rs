@@ -198,6 +198,8 @@ pub struct DrapeSummary {
     pub panel_weaves: Vec<PanelWeave>,
     /// The backend that stepped the simulation.
     pub backend: String,
+    /// The cloth model (`yarn` or `sbd`, [`crate::DrapeModel`]).
+    pub model: crate::DrapeModel,
     /// With an animated body ([`Body::Animation`]): how the garment followed
     /// it; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1136,6 +1138,9 @@ impl<'a> Run<'a> {
         progress: &mut dyn Progress,
     ) -> Result<Drape, GarmentError> {
         let opts = self.opts;
+        if opts.model == crate::DrapeModel::Sbd {
+            return self.go_sbd(pattern_file, progress);
+        }
         let mut pattern = Pattern::from_file(pattern_file)?;
         if opts.grade != 1.0 {
             pattern = pattern.graded(opts.grade);
@@ -1551,6 +1556,160 @@ impl<'a> Run<'a> {
         }
         let (garment, q, v) = prev.expect("at least one level");
         let body_collider = last_collider.expect("at least one level");
+        let finished = Finished {
+            pattern,
+            pattern_file,
+            garment,
+            q,
+            v,
+            body_collider,
+            body,
+            body_name,
+            done,
+            last_crossings,
+            spacing: *spacings.last().expect("a level"),
+            earlier_wall,
+            animation: animation_report,
+            model: crate::DrapeModel::Yarn,
+        };
+        self.finish(finished, progress)
+    }
+
+    /// The `sbd` model's drape ([`crate::shell`]): one level at
+    /// `spacing_mm`, sewn and draped with strain-based dynamics, summarised
+    /// as the yarn drape is.
+    fn go_sbd(
+        self,
+        pattern_file: &Path,
+        progress: &mut dyn Progress,
+    ) -> Result<Drape, GarmentError> {
+        let opts = self.opts;
+        let mut pattern = Pattern::from_file(pattern_file)?;
+        if opts.grade != 1.0 {
+            pattern = pattern.graded(opts.grade);
+        }
+        let (body, body_name, _) = self.load_body()?;
+        let verts: Vec<Vector3<f64>> = body.vertices.iter().map(|v| Vector3::from(*v)).collect();
+        let body_error = |e: &dyn std::fmt::Display| GarmentError::Body {
+            body: body_name.clone(),
+            message: e.to_string(),
+        };
+        let mesh = TriangleMesh::from_triangles(&body_name, &verts, &body.triangles)
+            .map_err(|e| body_error(&e))?;
+        let s = opts.spacing_mm * 1e-3;
+        let mut wopts = WeaveOptions::new(s);
+        wopts.material = opts.material.material(s, false);
+        wopts.sliding = false;
+        wopts.narrow_panel_halvings = NARROW_PANEL_HALVINGS;
+        let garment = weave_garment(&pattern, &wopts)?;
+        let nodes = garment.fabric.node_count();
+        progress.level(0, s, nodes);
+        let mat = &garment.fabric.materials[0];
+        let collider =
+            fabric_collider(mesh, mat.stretch_stiffness, mat.radius).map_err(|e| body_error(&e))?;
+        let placed_panels = panel_heights(&garment, &garment.fabric.initial.x);
+        let level_start = Instant::now();
+        let run =
+            crate::shell::sew_and_drape(&pattern, &garment, collider.clone(), opts, progress)?;
+        let x = run.sim.positions().to_vec();
+        let ties = seam_ties(&garment);
+        let (pen_node, pen_seg) = penetrations(&garment.fabric, &x, &collider);
+        let crossings_through =
+            layer_crossings(&garment.fabric, &ties, &x, LAYER_EXCLUSION_SPACINGS * s);
+        let (q, v) = crate::shell::fabric_state(&garment, &run.sim);
+        let (yarns, crossings, _) = garment.totals();
+        let total_mass: f64 = run.sim.masses().iter().sum();
+        let report = LevelReport {
+            level: 0,
+            spacing_m: s,
+            yarns,
+            crossings,
+            nodes,
+            seam_ties: ties.len(),
+            narrow_panels: garment
+                .panels
+                .iter()
+                .filter(|p| p.spacing[0] < s * (1.0 - 1e-9))
+                .count(),
+            attached_nodes: 0,
+            sliding: false,
+            self_collision: false,
+            steps: run.steps,
+            rejected: 0,
+            newton_iterations: 0,
+            cg_iterations: 0,
+            wall_time_s: level_start.elapsed().as_secs_f64(),
+            sewing_time_s: run.sewing_time,
+            draping_time_s: run.draping_time,
+            kinetic_energy_j: run.sim.kinetic_energy(),
+            kinetic_threshold_j: 0.5 * total_mass * opts.relax.speed_tolerance.powi(2),
+            // A position-based integrator has no force residual: `null`.
+            residual: f64::NAN,
+            residual_threshold: opts.relax.residual_tolerance,
+            is_static: run.is_static,
+            max_seam_gap_m: max_gap(&ties, &q),
+            max_penetration_m: pen_node,
+            max_segment_penetration_m: pen_seg,
+            layer_crossings: crossings_through.len(),
+            hem_height_m: x.iter().map(|p| p.y).fold(f64::INFINITY, f64::min),
+            centroid_height_m: x.iter().map(|p| p.y).sum::<f64>() / x.len().max(1) as f64,
+        };
+        if !run.is_static {
+            progress.note(&format!(
+                "warning: the sbd drape is not static after {:.2} s: RMS vertex speed {:.3} m/s (threshold {})",
+                run.draping_time, run.rms_speed, opts.relax.speed_tolerance
+            ));
+        }
+        let done = Done {
+            levels: vec![report],
+            gap_sewn: run.gap_sewn,
+            sewn_top: run.sewn_top,
+            sewn_centroid: run.sewn_centroid,
+            sewing_time: run.sewing_time,
+            placed_panels,
+            attached_labels: Vec::new(),
+            attached_nodes: 0,
+            routed_ties: 0,
+        };
+        let finished = Finished {
+            pattern,
+            pattern_file,
+            garment,
+            q,
+            v,
+            body_collider: collider,
+            body,
+            body_name,
+            done,
+            last_crossings: crossings_through,
+            spacing: s,
+            earlier_wall: 0.0,
+            animation: None,
+            model: crate::DrapeModel::Sbd,
+        };
+        self.finish(finished, progress)
+    }
+
+    /// The drape's summary, warnings and result from its last level's
+    /// state (shared by the yarn and the strain-based-dynamics drapes).
+    fn finish(&self, f: Finished<'_>, progress: &mut dyn Progress) -> Result<Drape, GarmentError> {
+        let opts = self.opts;
+        let Finished {
+            pattern,
+            pattern_file,
+            garment,
+            q,
+            v,
+            body_collider,
+            body,
+            body_name,
+            done,
+            last_crossings,
+            spacing,
+            earlier_wall,
+            animation: animation_report,
+            model,
+        } = f;
         let state = state_from(&garment.fabric, &q, &v);
         let last = done.levels.last().expect("at least one level").clone();
         let xs = &state.x;
@@ -1642,7 +1801,7 @@ impl<'a> Run<'a> {
             layer_crossings: last.layer_crossings,
             layer_crossing_examples: last_crossings.into_iter().take(10).collect(),
             finite: q.iter().chain(&v).all(|x| x.is_finite()),
-            spacing_m: *spacings.last().expect("a level"),
+            spacing_m: spacing,
             material: opts.material.name().into(),
             grade: opts.grade,
             attached_nodes: done.attached_nodes,
@@ -1655,6 +1814,7 @@ impl<'a> Run<'a> {
             stitch_gaps,
             panel_weaves,
             backend: "cpu".into(),
+            model,
             animation: animation_report,
         };
         if opts.strict && summary.slid_off && self.out.is_none() {
@@ -1668,6 +1828,24 @@ impl<'a> Run<'a> {
             summary,
         })
     }
+}
+
+/// What [`Run::finish`] needs from a finished drape.
+struct Finished<'p> {
+    pattern: Pattern,
+    pattern_file: &'p Path,
+    garment: Garment,
+    q: Vec<f64>,
+    v: Vec<f64>,
+    body_collider: Collider,
+    body: TriMesh,
+    body_name: String,
+    done: Done,
+    last_crossings: Vec<LayerCrossing>,
+    spacing: f64,
+    earlier_wall: f64,
+    animation: Option<AnimationReport>,
+    model: crate::DrapeModel,
 }
 
 #[cfg(test)]

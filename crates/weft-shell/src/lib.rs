@@ -21,7 +21,7 @@ pub mod sbd;
 pub mod springs;
 
 pub use mesh::ClothMesh;
-pub use sbd::{Sbd, SbdOptions, StrainConstraint, TriangleStrain};
+pub use sbd::{Sbd, SbdOptions, SeamTie, StrainConstraint, TriangleStrain};
 pub use springs::{BendingSprings, LodConnection, LodLevels, Spring};
 
 /// Errors of mesh construction and of the strain-based-dynamics set-up.

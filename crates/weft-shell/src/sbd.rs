@@ -59,6 +59,12 @@ pub struct SbdOptions {
     pub stretch_stiffness: f64,
     /// Stiffness `k ∈ [0, 1]` of the shear constraint (default 1).
     pub shear_stiffness: f64,
+    /// The shear constraint: normalised `f̂₀·f̂₁` \[SBD14\] (default
+    /// `true`) or `f₀·f₁`. The normalised one's gradient vanishes on a
+    /// collapsed triangle, which blows the cloth up where a pin or a seam
+    /// tie pulls hard (\[Kim23\] Fig. 1; the sewing of a dress with darts);
+    /// the garment drape uses `false`.
+    pub normalised_shear: bool,
     /// Bending-spring structure (default: LOD springs, every ring from
     /// `m_l` to `n_l` at fixed vertices).
     pub bending: BendingSprings,
@@ -74,6 +80,14 @@ pub struct SbdOptions {
     /// Collision thickness `δ` (m, default 1 mm): vertices are kept at
     /// least this far outside every collider.
     pub collision_thickness: f64,
+    /// Stiffness `k ∈ [0, 1]` of the seam ties ([`Sbd::with_ties`];
+    /// default 0.5).
+    pub tie_stiffness: f64,
+    /// Largest gap (m) a tie closes in one projection (default: no limit).
+    /// Sewing panels placed far apart needs it: a tie that pulls its
+    /// vertex a long way in one projection stretches the triangles around
+    /// it beyond what one sweep restores, and the cloth blows up.
+    pub tie_max_step: f64,
 }
 
 impl Default for SbdOptions {
@@ -83,12 +97,15 @@ impl Default for SbdOptions {
             iterations: 1,
             stretch_stiffness: 1.0,
             shear_stiffness: 1.0,
+            normalised_shear: true,
             bending: BendingSprings::default(),
             bending_stiffness: 0.5,
             areal_density: weft_core::FabricPreset::Cotton.properties().areal_density,
             gravity: [0.0, -9.81, 0.0],
             velocity_damping: 0.0,
             collision_thickness: 1e-3,
+            tie_stiffness: 0.5,
+            tie_max_step: f64::INFINITY,
         }
     }
 }
@@ -115,6 +132,7 @@ impl SbdOptions {
             ("stretch_stiffness", self.stretch_stiffness),
             ("shear_stiffness", self.shear_stiffness),
             ("bending_stiffness", self.bending_stiffness),
+            ("tie_stiffness", self.tie_stiffness),
         ] {
             if !(0.0..=1.0).contains(&k) {
                 return bad(name, &format!("expected a stiffness in [0, 1], got {k}"));
@@ -138,6 +156,15 @@ impl SbdOptions {
                 &format!(
                     "expected a non-negative rate (1/s), got {}",
                     self.velocity_damping
+                ),
+            );
+        }
+        if self.tie_max_step.is_nan() || self.tie_max_step <= 0.0 {
+            return bad(
+                "tie_max_step",
+                &format!(
+                    "expected a positive distance (m), got {}",
+                    self.tie_max_step
                 ),
             );
         }
@@ -183,6 +210,29 @@ pub struct Sbd {
     p: Vec<Vector3<f64>>,
     time: f64,
     colliders: Vec<Collider>,
+    ties: Vec<SeamTie>,
+    tie_colours: Vec<Vec<u32>>,
+}
+
+/// A seam tie: vertex `node` is pulled onto the point `(1 - t) x_a + t x_b`
+/// of the other side's outline (`other = [a, b]`), the zero-length
+/// constraint `C = |x_node - ((1 - t) x_a + t x_b)|`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SeamTie {
+    /// The tied vertex.
+    pub node: u32,
+    /// The two vertices its target lies between.
+    pub other: [u32; 2],
+    /// Interpolation weight in `[0, 1]`.
+    pub t: f64,
+}
+
+impl SeamTie {
+    /// The gap `|x_node - ((1 - t) x_a + t x_b)|` (m) in positions `x`.
+    pub fn gap(&self, x: &[Vector3<f64>]) -> f64 {
+        let [a, b] = self.other.map(|i| x[i as usize]);
+        (x[self.node as usize] - (a * (1.0 - self.t) + b * self.t)).norm()
+    }
 }
 
 impl Sbd {
@@ -209,7 +259,14 @@ impl Sbd {
             }
             is_pinned[i] = true;
         }
-        let mass = mesh.lumped_masses(options.areal_density);
+        let mut mass = mesh.lumped_masses(options.areal_density);
+        // A vertex in no triangle (a garment's stray yarn end) gets the
+        // mean vertex mass, so it moves (with its seam tie) instead of
+        // acting as a pin.
+        let mean = mass.iter().sum::<f64>() / n.max(1) as f64;
+        for m in mass.iter_mut().filter(|m| **m <= 0.0) {
+            *m = mean;
+        }
         let inverse_mass = (0..n)
             .map(|i| {
                 if is_pinned[i] || mass[i] <= 0.0 {
@@ -246,8 +303,68 @@ impl Sbd {
             p: mesh.positions().to_vec(),
             time: 0.0,
             colliders: Vec::new(),
+            ties: Vec::new(),
+            tie_colours: Vec::new(),
             options,
         })
+    }
+
+    /// The same cloth with seam `ties` (their vertices must exist).
+    ///
+    /// # Errors
+    /// [`ShellError::InvalidOption`] naming `ties` for a vertex out of
+    /// range or a weight outside `[0, 1]`.
+    pub fn with_ties(mut self, ties: Vec<SeamTie>) -> Result<Self, ShellError> {
+        let n = self.x.len();
+        if let Some((i, t)) = ties.iter().enumerate().find(|(_, t)| {
+            !(0.0..=1.0).contains(&t.t)
+                || t.node as usize >= n
+                || t.other.iter().any(|&o| o as usize >= n)
+        }) {
+            return Err(ShellError::InvalidOption {
+                name: "ties",
+                message: format!(
+                    "tie {i} ({t:?}) names a vertex outside 0..{n} or a weight outside [0, 1]"
+                ),
+            });
+        }
+        self.tie_colours = greedy_colouring(ties.len(), n, |e| {
+            [
+                ties[e].node as usize,
+                ties[e].other[0] as usize,
+                ties[e].other[1] as usize,
+            ]
+        });
+        self.ties = ties;
+        Ok(self)
+    }
+
+    /// The largest seam-tie gap (m), 0 without ties.
+    pub fn max_tie_gap(&self) -> f64 {
+        self.ties.iter().map(|t| t.gap(&self.x)).fold(0.0, f64::max)
+    }
+
+    /// Changes the options for the steps to come (the phases of a drape:
+    /// sewing without gravity, with more iterations and a limited tie step,
+    /// then draping). The structure (`bending`, `areal_density`) is fixed
+    /// at construction.
+    ///
+    /// # Errors
+    /// [`ShellError::InvalidOption`] for an option out of range or a
+    /// changed `bending` or `areal_density`; the options are then unchanged.
+    pub fn reconfigure(&mut self, change: impl FnOnce(&mut SbdOptions)) -> Result<(), ShellError> {
+        let mut o = self.options.clone();
+        change(&mut o);
+        o.validate()?;
+        if o.bending != self.options.bending || o.areal_density != self.options.areal_density {
+            return Err(ShellError::InvalidOption {
+                name: "bending",
+                message: "the bending springs and the areal density are fixed at construction"
+                    .into(),
+            });
+        }
+        self.options = o;
+        Ok(())
     }
 
     /// The same cloth with external `colliders` (module docs); an animated
@@ -284,6 +401,11 @@ impl Sbd {
     /// Vertex velocities (m/s).
     pub fn velocities(&self) -> &[Vector3<f64>] {
         &self.v
+    }
+
+    /// Lumped vertex masses (kg).
+    pub fn masses(&self) -> &[f64] {
+        &self.mass
     }
 
     /// Simulated time (s).
@@ -372,6 +494,7 @@ impl Sbd {
             for _ in 0..self.options.iterations {
                 self.project_triangles();
                 self.project_springs();
+                self.project_ties();
                 self.project_collisions(h, t_end);
             }
             for i in 0..self.x.len() {
@@ -387,6 +510,11 @@ impl Sbd {
     /// in parallel and the result does not depend on the thread count).
     fn project_triangles(&mut self) {
         let (ks, kx) = (self.options.stretch_stiffness, self.options.shear_stiffness);
+        let shear = if self.options.normalised_shear {
+            StrainConstraint::Shear
+        } else {
+            StrainConstraint::ShearUnnormalised
+        };
         let p = Shared(self.p.as_mut_ptr());
         let (tris, rest, w) = (&self.triangles, &self.rest, &self.inverse_mass);
         for_each_coloured(&self.triangle_colours, |t| {
@@ -394,7 +522,7 @@ impl Sbd {
             // SAFETY: `idx` are in bounds (checked by `ClothMesh::new`) and
             // no other triangle of this colour touches them.
             let mut x = idx.map(|i| unsafe { *p.ptr().add(i) });
-            project_triangle(&rest[t], idx.map(|i| w[i]), &mut x, ks, kx);
+            project_triangle(&rest[t], idx.map(|i| w[i]), &mut x, ks, kx, shear);
             for k in 0..3 {
                 unsafe { *p.ptr().add(idx[k]) = x[k] };
             }
@@ -445,6 +573,49 @@ impl Sbd {
         }
     }
 
+    /// One Gauss-Seidel sweep over the seam ties, coloured as the
+    /// triangles: `Δx = -s k w ∇C` with `∇C = (n, -(1-t) n, -t n)`,
+    /// `s = min(C, tie_max_step) / (w_node + (1-t)² w_a + t² w_b)`
+    /// \[Kim23 eq. 3-5\].
+    fn project_ties(&mut self) {
+        let (k, cap) = (self.options.tie_stiffness, self.options.tie_max_step);
+        let p = Shared(self.p.as_mut_ptr());
+        let (ties, w) = (&self.ties, &self.inverse_mass);
+        for_each_coloured(&self.tie_colours, |e| {
+            let tie = &ties[e];
+            let idx = [
+                tie.node as usize,
+                tie.other[0] as usize,
+                tie.other[1] as usize,
+            ];
+            // SAFETY: as in `project_triangles`, for the tie colouring.
+            let x = idx.map(|i| unsafe { *p.ptr().add(i) });
+            let d = x[0] - (x[1] * (1.0 - tie.t) + x[2] * tie.t);
+            let len = d.norm();
+            // Coefficients of `∇C / n` per distinct vertex: a tie whose
+            // node is also an end of its target segment (a dart's tip)
+            // moves that vertex once, by the sum.
+            let mut coef = [1.0, -(1.0 - tie.t), -tie.t];
+            for j in 1..3 {
+                if let Some(k) = (0..j).find(|&k| idx[k] == idx[j]) {
+                    coef[k] += coef[j];
+                    coef[j] = 0.0;
+                }
+            }
+            let denom: f64 = (0..3).map(|j| w[idx[j]] * coef[j] * coef[j]).sum();
+            if len < 1e-12 || denom <= 1e-12 * (w[idx[0]] + w[idx[1]] + w[idx[2]]) {
+                return;
+            }
+            let n = d / len;
+            let s = len.min(cap) / denom * k;
+            for j in 0..3 {
+                if coef[j] != 0.0 {
+                    unsafe { *p.ptr().add(idx[j]) = x[j] - n * (s * w[idx[j]] * coef[j]) };
+                }
+            }
+        });
+    }
+
     /// One Gauss-Seidel sweep over the bending springs, coloured as the
     /// triangles.
     fn project_springs(&mut self) {
@@ -471,8 +642,11 @@ pub enum StrainConstraint {
     StretchU,
     /// `C = |f₁| - 1`, along the second axis.
     StretchV,
-    /// `C = f̂₀·f̂₁`, shear.
+    /// `C = f̂₀·f̂₁`, shear (normalised, \[SBD14\]).
     Shear,
+    /// `C = f₀·f₁ = S₀₁`, shear without the normalisation: its gradient
+    /// `bₖ[0] f₁ + bₖ[1] f₀` does not blow up on a collapsed triangle.
+    ShearUnnormalised,
 }
 
 /// The value of constraint `which` of the triangle with rest shape `r` at
@@ -493,6 +667,10 @@ pub fn strain_constraint(
     match which {
         StrainConstraint::StretchU => stretch(f0, l0, 0),
         StrainConstraint::StretchV => stretch(f1, l1, 1),
+        StrainConstraint::ShearUnnormalised => Some((
+            f0.dot(&f1),
+            std::array::from_fn(|k| f1 * r.b[k][0] + f0 * r.b[k][1]),
+        )),
         StrainConstraint::Shear => {
             if l0 < 1e-12 || l1 < 1e-12 {
                 return None;
@@ -509,7 +687,8 @@ pub fn strain_constraint(
 /// Projects the three strain constraints of one triangle in turn
 /// (stretch along each rest axis, then shear; module docs) on its
 /// positions `x` (m) with inverse masses `w` (1/kg) and stiffnesses `ks`,
-/// `kx` ∈ [0, 1]: `Δxₖ = -s k wₖ ∇ₖC`, `s = C / Σⱼ wⱼ |∇ⱼC|²`
+/// `kx` ∈ [0, 1], the shear constraint `shear` ([`StrainConstraint::Shear`]
+/// or [`StrainConstraint::ShearUnnormalised`]): `Δxₖ = -s k wₖ ∇ₖC`, `s = C / Σⱼ wⱼ |∇ⱼC|²`
 /// [SBD14; Kim23 eq. 3-5]. A constraint whose gradient vanishes (a
 /// collapsed triangle) is skipped.
 pub fn project_triangle(
@@ -518,11 +697,12 @@ pub fn project_triangle(
     x: &mut [Vector3<f64>; 3],
     ks: f64,
     kx: f64,
+    shear: StrainConstraint,
 ) {
     for (which, k) in [
         (StrainConstraint::StretchU, ks),
         (StrainConstraint::StretchV, ks),
-        (StrainConstraint::Shear, kx),
+        (shear, kx),
     ] {
         let Some((c, grad)) = strain_constraint(r, x, which) else {
             continue;

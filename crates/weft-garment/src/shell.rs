@@ -1,0 +1,346 @@
+//! The `sbd` drape model ([`crate::DrapeModel::Sbd`]): the woven garment's
+//! nodes as the vertices of a triangle mesh, simulated with strain-based
+//! dynamics and LOD bending springs (`weft_shell`), sewn and draped on the
+//! same body, with the same seams, summary and outputs as the yarn model.
+//!
+//! Each panel is triangulated on its own, in its flat 2D frame (the
+//! garment's `local` coordinates, which are also the triangles' rest
+//! shape): a Delaunay triangulation of its nodes (crossings and the yarn
+//! ends on its outline) keeping the triangles whose edges are all at most
+//! [`MAX_EDGE_SPACINGS`] times the panel's spacing, which removes the
+//! triangles the convex hull adds across concave parts of the outline.
+
+use crate::error::GarmentError;
+use crate::options::DrapeOptions;
+use crate::progress::{Phase, Progress};
+use nalgebra::Vector3;
+use spade::{DelaunayTriangulation, HasPosition, Point2, Triangulation};
+use weft_pattern::geometry::Outline;
+use weft_pattern::{Garment, Pattern};
+use weft_shell::{ClothMesh, Sbd, SeamTie};
+use weft_solver::StepStats;
+use weft_solver::collide::Collider;
+
+/// Longest triangle edge kept, in spacings of its panel (a grid cell's
+/// diagonal is √2 ≈ 1.41).
+pub const MAX_EDGE_SPACINGS: f64 = 1.6;
+
+/// Smallest triangle area kept, over its longest edge squared (a grid
+/// cell's half has 0.25): slivers along the outline have tiny rest areas,
+/// so huge `F = P Q⁻¹` for small motions, and blow the projection up.
+pub const MIN_AREA_RATIO: f64 = 0.05;
+
+/// Flattening tolerance of the panel outlines (m) for the inside test.
+pub const OUTLINE_TOLERANCE: f64 = 1e-4;
+
+/// A node of a panel for the triangulation.
+struct Node {
+    p: Point2<f64>,
+    id: u32,
+}
+
+impl HasPosition for Node {
+    type Scalar = f64;
+    fn position(&self) -> Point2<f64> {
+        self.p
+    }
+}
+
+/// The triangle mesh of a garment woven from `pattern`: one vertex per fabric node (same
+/// indices; rest shape = the node's 2D panel coordinates, positions = the
+/// placed garment's), triangles per panel (module docs). A node the
+/// filters leave in no triangle gets the shortest-edged well-shaped
+/// Delaunay triangle inside the outline that holds it, so no node is left
+/// to fall freely (two nodes at the same 2D point can still be).
+///
+/// # Errors
+/// [`GarmentError::Shell`] naming the panel when its nodes cannot be
+/// triangulated or a triangle is degenerate.
+pub fn garment_mesh(pattern: &Pattern, garment: &Garment) -> Result<ClothMesh, GarmentError> {
+    use geo::Contains;
+    let fabric = &garment.fabric;
+    let mut triangles = Vec::new();
+    for (k, panel) in garment.panels.iter().enumerate() {
+        let outline = Outline::new(&pattern.panels[k], OUTLINE_TOLERANCE).polygon();
+        let range = panel.first_node..panel.first_node + panel.nodes;
+        let nodes: Vec<Node> = range
+            .clone()
+            .map(|i| Node {
+                p: Point2::new(garment.local[i][0], garment.local[i][1]),
+                id: i as u32,
+            })
+            .collect();
+        let dt = DelaunayTriangulation::<Node>::bulk_load(nodes).map_err(|e| {
+            GarmentError::Shell(format!(
+                "panel '{}': cannot triangulate its nodes: {e}",
+                panel.name
+            ))
+        })?;
+        let limit = MAX_EDGE_SPACINGS * panel.spacing[0].max(panel.spacing[1]);
+        let rest = |i: u32| garment.local[i as usize];
+        let first = triangles.len();
+        // Dropped faces that could still cover a node: (longest edge, ids).
+        let mut spare: Vec<(f64, [u32; 3])> = Vec::new();
+        for face in dt.inner_faces() {
+            let ids = face.vertices().map(|v| v.data().id);
+            let p = ids.map(rest);
+            let edge = |a: [f64; 2], b: [f64; 2]| (a[0] - b[0]).hypot(a[1] - b[1]);
+            let longest = edge(p[0], p[1]).max(edge(p[1], p[2])).max(edge(p[2], p[0]));
+            let area = 0.5
+                * ((p[1][0] - p[0][0]) * (p[2][1] - p[0][1])
+                    - (p[2][0] - p[0][0]) * (p[1][1] - p[0][1]))
+                    .abs();
+            let centre = geo::Point::new(
+                (p[0][0] + p[1][0] + p[2][0]) / 3.0,
+                (p[0][1] + p[1][1] + p[2][1]) / 3.0,
+            );
+            let well_shaped = area >= MIN_AREA_RATIO * longest * longest;
+            if longest <= limit && well_shaped && outline.contains(&centre) {
+                triangles.push(ids);
+            } else if well_shaped && outline.contains(&centre) {
+                spare.push((longest, ids));
+            }
+        }
+        // A node no kept triangle holds would fall freely: give it the
+        // shortest-edged spare triangle it is in.
+        let mut covered = vec![false; panel.nodes];
+        for t in &triangles[first..] {
+            for &v in t {
+                covered[v as usize - panel.first_node] = true;
+            }
+        }
+        spare.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for (_, ids) in spare {
+            if ids.iter().any(|&v| !covered[v as usize - panel.first_node]) {
+                for &v in &ids {
+                    covered[v as usize - panel.first_node] = true;
+                }
+                triangles.push(ids);
+            }
+        }
+    }
+    ClothMesh::new(garment.local.clone(), fabric.initial.x.clone(), triangles)
+        .map_err(|e| GarmentError::Shell(format!("the garment's triangle mesh: {e}")))
+}
+
+/// The garment's seam ties as strain-based-dynamics ties.
+pub fn garment_ties(garment: &Garment) -> Vec<SeamTie> {
+    garment
+        .seams
+        .iter()
+        .map(|t| SeamTie {
+            node: t.node as u32,
+            other: t.other.map(|o| o as u32),
+            t: t.t,
+        })
+        .collect()
+}
+
+/// Ties holding the nodes no triangle holds (a node at the same 2D point
+/// as another, which the triangulation merges) to the nearest node of
+/// their panel that a triangle holds, in the rest frame: without them they
+/// would fall freely.
+pub fn stray_ties(garment: &Garment, mesh: &ClothMesh) -> Vec<SeamTie> {
+    let mut held = vec![false; mesh.vertex_count()];
+    for t in mesh.triangles() {
+        for &v in t {
+            held[v as usize] = true;
+        }
+    }
+    let mut ties = Vec::new();
+    for panel in &garment.panels {
+        let range = panel.first_node..panel.first_node + panel.nodes;
+        for i in range.clone().filter(|&i| !held[i]) {
+            let nearest = range.clone().filter(|&j| held[j]).min_by(|&a, &b| {
+                mesh.rest_distance(i, a)
+                    .total_cmp(&mesh.rest_distance(i, b))
+            });
+            if let Some(j) = nearest {
+                ties.push(SeamTie {
+                    node: i as u32,
+                    other: [j as u32, j as u32],
+                    t: 0.0,
+                });
+            }
+        }
+    }
+    ties
+}
+
+/// What the sewing and draping of an `sbd` drape measured.
+pub(crate) struct SbdOutcome {
+    pub sim: Sbd,
+    pub steps: usize,
+    pub sewing_time: f64,
+    pub draping_time: f64,
+    pub gap_sewn: f64,
+    pub sewn_top: f64,
+    pub sewn_centroid: f64,
+    pub rms_speed: f64,
+    pub is_static: bool,
+}
+
+/// A vertex this far from the origin (m) or faster than
+/// [`DIVERGED_SPEED`] means the cloth diverged.
+pub const DIVERGED_DISTANCE: f64 = 100.0;
+
+/// See [`DIVERGED_DISTANCE`] (m/s).
+pub const DIVERGED_SPEED: f64 = 100.0;
+
+/// An error naming the phase, the time and the panel when a vertex is
+/// non-finite, beyond [`DIVERGED_DISTANCE`] or faster than
+/// [`DIVERGED_SPEED`].
+fn check_diverged(garment: &Garment, sim: &Sbd, phase: Phase, t: f64) -> Result<(), GarmentError> {
+    let bad = sim
+        .positions()
+        .iter()
+        .zip(sim.velocities())
+        .position(|(x, v)| !(x.norm() <= DIVERGED_DISTANCE && v.norm() <= DIVERGED_SPEED));
+    let Some(i) = bad else {
+        return Ok(());
+    };
+    let panel = garment
+        .panels
+        .iter()
+        .find(|p| (p.first_node..p.first_node + p.nodes).contains(&i))
+        .map_or("?", |p| p.name.as_str());
+    Err(GarmentError::Shell(format!(
+        "the cloth diverged while {} at {t:.3} s: vertex {i} of panel '{panel}' is at {:.3e} m moving {:.3e} m/s (limits {DIVERGED_DISTANCE} m, {DIVERGED_SPEED} m/s); the yarn model (--model yarn) may drape it",
+        phase.name(),
+        sim.positions()[i].norm(),
+        sim.velocities()[i].norm()
+    )))
+}
+
+/// Iterations per substep while sewing.
+pub const SEWING_ITERATIONS: usize = 10;
+
+/// Largest gap a seam tie closes per projection while sewing, in
+/// spacings.
+pub const SEWING_TIE_STEP_SPACINGS: f64 = 0.1;
+
+/// Sews and drapes the garment on `body` in steps of `opts.dt_max`:
+///
+/// - sewing, `opts.sew_duration` without gravity, quasi-static (velocities
+///   reset after every substep), [`SEWING_ITERATIONS`] iterations, and the
+///   ties at stiffness 1 closing at most [`SEWING_TIE_STEP_SPACINGS`]
+///   spacings per projection: panels placed decimetres apart would
+///   otherwise be yanked together in one projection, which one sweep of
+///   the triangle constraints cannot follow (the cloth blows up);
+/// - draping, with `opts.sbd` as given and gravity, until the RMS vertex
+///   speed is below `opts.relax.speed_tolerance` after `relax.min_time`,
+///   or `relax.max_time`.
+pub(crate) fn sew_and_drape(
+    pattern: &Pattern,
+    garment: &Garment,
+    body: Collider,
+    opts: &DrapeOptions,
+    progress: &mut dyn Progress,
+) -> Result<SbdOutcome, GarmentError> {
+    let mesh = garment_mesh(pattern, garment)?;
+    let mut options = opts.sbd.clone();
+    options.areal_density = opts.material.properties().areal_density;
+    let drape_options = options.clone();
+    let shell = |e: weft_shell::ShellError| GarmentError::Shell(e.to_string());
+    let mut sim = Sbd::new(&mesh, &[], options)
+        .map_err(shell)?
+        .with_colliders(vec![body])
+        .with_ties(
+            garment_ties(garment)
+                .into_iter()
+                .chain(stray_ties(garment, &mesh))
+                .collect(),
+        )
+        .map_err(shell)?;
+    let dt = opts.dt_max;
+    let mut steps = 0;
+    let mut run = |sim: &mut Sbd,
+                   phase: Phase,
+                   max_time: f64,
+                   min_time: f64,
+                   progress: &mut dyn Progress|
+     -> Result<(f64, f64), GarmentError> {
+        progress.phase_start(phase, max_time);
+        let start = sim.time();
+        let mut rms = f64::INFINITY;
+        let mut since_check = 0.0;
+        while sim.time() - start < max_time - 1e-12 {
+            let h = dt.min(max_time - (sim.time() - start));
+            sim.step(h);
+            steps += 1;
+            since_check += h;
+            progress.step(
+                sim.time() - start,
+                &StepStats {
+                    h,
+                    ..Default::default()
+                },
+            );
+            check_diverged(garment, sim, phase, sim.time() - start)?;
+            if phase == Phase::Draping && since_check >= opts.relax.check_interval - 1e-12 {
+                since_check = 0.0;
+                let v = sim.velocities();
+                rms = (v.iter().map(|v| v.norm_squared()).sum::<f64>() / v.len() as f64).sqrt();
+                if sim.time() - start >= min_time && rms < opts.relax.speed_tolerance {
+                    break;
+                }
+            }
+        }
+        progress.phase_end();
+        Ok((sim.time() - start, rms))
+    };
+    let spacing = garment
+        .panels
+        .iter()
+        .map(|p| p.spacing[0].max(p.spacing[1]))
+        .fold(f64::INFINITY, f64::min);
+    sim.reconfigure(|o| {
+        o.gravity = [0.0; 3];
+        o.velocity_damping = 1e12;
+        o.iterations = o.iterations.max(SEWING_ITERATIONS);
+        o.tie_stiffness = 1.0;
+        o.tie_max_step = SEWING_TIE_STEP_SPACINGS * spacing;
+    })
+    .map_err(shell)?;
+    let (sewing_time, _) = run(&mut sim, Phase::Sewing, opts.sew_duration, 0.0, progress)?;
+    let gap_sewn = sim.max_tie_gap();
+    let ys = sim.positions().iter().map(|x| x.y);
+    let sewn_top = ys.clone().fold(f64::NEG_INFINITY, f64::max);
+    let sewn_centroid = ys.sum::<f64>() / sim.positions().len().max(1) as f64;
+    sim.reconfigure(|o| *o = drape_options).map_err(shell)?;
+    let (draping_time, rms_speed) = run(
+        &mut sim,
+        Phase::Draping,
+        opts.relax.max_time,
+        opts.relax.min_time,
+        progress,
+    )?;
+    Ok(SbdOutcome {
+        sim,
+        steps,
+        sewing_time,
+        draping_time,
+        gap_sewn,
+        sewn_top,
+        sewn_centroid,
+        rms_speed,
+        is_static: rms_speed < opts.relax.speed_tolerance,
+    })
+}
+
+/// The flat state vectors `(q, v)` (5 per node: x, y, z, u, v) of the
+/// garment's fabric with the mesh's positions and velocities and the
+/// fabric's initial arc-length coordinates (at rest).
+pub(crate) fn fabric_state(garment: &Garment, sim: &Sbd) -> (Vec<f64>, Vec<f64>) {
+    let init = &garment.fabric.initial;
+    let n = garment.fabric.node_count();
+    let (mut q, mut v) = (vec![0.0; 5 * n], vec![0.0; 5 * n]);
+    for i in 0..n {
+        let (x, xd): (Vector3<f64>, Vector3<f64>) = (sim.positions()[i], sim.velocities()[i]);
+        q[5 * i..5 * i + 3].copy_from_slice(x.as_slice());
+        q[5 * i + 3] = init.u[i];
+        q[5 * i + 4] = init.v[i];
+        v[5 * i..5 * i + 3].copy_from_slice(xd.as_slice());
+    }
+    (q, v)
+}
