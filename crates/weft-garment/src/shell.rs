@@ -7,8 +7,14 @@
 //! garment's `local` coordinates, which are also the triangles' rest
 //! shape): a Delaunay triangulation of its nodes (crossings and the yarn
 //! ends on its outline) keeping the triangles whose edges are all at most
-//! [`MAX_EDGE_SPACINGS`] times the panel's spacing, which removes the
-//! triangles the convex hull adds across concave parts of the outline.
+//! [`MAX_EDGE_SPACINGS`] times the panel's spacing (no triangle the convex
+//! hull adds across a concave part of the outline), whose area is at least
+//! [`MIN_AREA_RATIO`] times their longest edge squared (no slivers), and
+//! whose centroid lies inside the panel's outline (none across a dart,
+//! which sewing would collapse). A node left in no triangle gets the
+//! shortest-edged well-shaped one inside the outline that holds it
+//! ([`garment_mesh`]), and nodes the triangulation merged are tied to a
+//! neighbour ([`stray_ties`]).
 
 use crate::error::GarmentError;
 use crate::options::DrapeOptions;
@@ -46,9 +52,10 @@ impl HasPosition for Node {
     }
 }
 
-/// The triangle mesh of a garment woven from `pattern`: one vertex per fabric node (same
-/// indices; rest shape = the node's 2D panel coordinates, positions = the
-/// placed garment's), triangles per panel (module docs). A node the
+/// The triangle mesh of a garment woven from `pattern`: one vertex per
+/// fabric node (same indices; rest shape = the node's 2D panel
+/// coordinates, positions = the placed garment's), triangles per panel
+/// (module docs). A node the
 /// filters leave in no triangle gets the shortest-edged well-shaped
 /// Delaunay triangle inside the outline that holds it, so no node is left
 /// to fall freely (two nodes at the same 2D point can still be).
