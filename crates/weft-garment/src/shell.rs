@@ -306,7 +306,7 @@ pub(crate) fn sew_and_drape(
         o.velocity_damping = 1e12;
         o.iterations = o.iterations.max(SEWING_ITERATIONS);
         o.tie_stiffness = 1.0;
-        o.tie_max_step = SEWING_TIE_STEP_SPACINGS * spacing;
+        o.tie_max_step = Some(SEWING_TIE_STEP_SPACINGS * spacing);
     })
     .map_err(shell)?;
     let (sewing_time, _) = run(&mut sim, Phase::Sewing, opts.sew_duration, 0.0, progress)?;

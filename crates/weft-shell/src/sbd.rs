@@ -83,11 +83,12 @@ pub struct SbdOptions {
     /// Stiffness `k ∈ [0, 1]` of the seam ties ([`Sbd::with_ties`];
     /// default 0.5).
     pub tie_stiffness: f64,
-    /// Largest gap (m) a tie closes in one projection (default: no limit).
+    /// Largest gap (m) a tie closes in one projection (default `None`: no
+    /// limit).
     /// Sewing panels placed far apart needs it: a tie that pulls its
     /// vertex a long way in one projection stretches the triangles around
     /// it beyond what one sweep restores, and the cloth blows up.
-    pub tie_max_step: f64,
+    pub tie_max_step: Option<f64>,
 }
 
 impl Default for SbdOptions {
@@ -105,7 +106,7 @@ impl Default for SbdOptions {
             velocity_damping: 0.0,
             collision_thickness: 1e-3,
             tie_stiffness: 0.5,
-            tie_max_step: f64::INFINITY,
+            tie_max_step: None,
         }
     }
 }
@@ -159,13 +160,12 @@ impl SbdOptions {
                 ),
             );
         }
-        if self.tie_max_step.is_nan() || self.tie_max_step <= 0.0 {
+        if let Some(step) = self.tie_max_step
+            && !(step > 0.0 && step.is_finite())
+        {
             return bad(
                 "tie_max_step",
-                &format!(
-                    "expected a positive distance (m), got {}",
-                    self.tie_max_step
-                ),
+                &format!("expected a finite positive distance (m), got {step}"),
             );
         }
         if !(self.collision_thickness >= 0.0 && self.collision_thickness.is_finite()) {
@@ -578,7 +578,8 @@ impl Sbd {
     /// `s = min(C, tie_max_step) / (w_node + (1-t)² w_a + t² w_b)`
     /// \[Kim23 eq. 3-5\].
     fn project_ties(&mut self) {
-        let (k, cap) = (self.options.tie_stiffness, self.options.tie_max_step);
+        let k = self.options.tie_stiffness;
+        let cap = self.options.tie_max_step.unwrap_or(f64::INFINITY);
         let p = Shared(self.p.as_mut_ptr());
         let (ties, w) = (&self.ties, &self.inverse_mass);
         for_each_coloured(&self.tie_colours, |e| {

@@ -246,6 +246,12 @@ fn options_are_checked() {
     assert!(err.to_string().contains("vertex 9"), "{err}");
     let err = serde_json::from_str::<SbdOptions>(r#"{"substeps": 5, "stiffnes": 1}"#).unwrap_err();
     assert!(err.to_string().contains("stiffnes"), "{err}");
+    // Every default survives a JSON round trip (no infinities, which JSON
+    // writes as null).
+    let defaults = SbdOptions::default();
+    let back: SbdOptions =
+        serde_json::from_str(&serde_json::to_string(&defaults).unwrap()).unwrap();
+    assert_eq!(back, defaults);
     let opts: SbdOptions =
         serde_json::from_str(r#"{"bending": {"kind": "crossover"}, "substeps": 10}"#).unwrap();
     assert_eq!(opts.bending, BendingSprings::Crossover);
