@@ -139,43 +139,33 @@ impl SbdOptions {
                 return bad(name, &format!("expected a stiffness in [0, 1], got {k}"));
             }
         }
-        if !(self.areal_density > 0.0 && self.areal_density.is_finite()) {
-            return bad(
-                "areal_density",
-                &format!(
-                    "expected a positive density (kg/m²), got {}",
-                    self.areal_density
-                ),
-            );
-        }
         if !self.gravity.iter().all(|g| g.is_finite()) {
             return bad("gravity", "expected finite components (m/s²)");
         }
-        if !(self.velocity_damping >= 0.0 && self.velocity_damping.is_finite()) {
-            return bad(
-                "velocity_damping",
-                &format!(
-                    "expected a non-negative rate (1/s), got {}",
-                    self.velocity_damping
-                ),
-            );
+        let positive = [
+            ("areal_density", Some(self.areal_density), "kg/m²"),
+            ("tie_max_step", self.tie_max_step, "m"),
+        ];
+        for (name, value, unit) in positive {
+            if let Some(v) = value
+                && !(v > 0.0 && v.is_finite())
+            {
+                return bad(
+                    name,
+                    &format!("expected a finite value > 0 ({unit}), got {v}"),
+                );
+            }
         }
-        if let Some(step) = self.tie_max_step
-            && !(step > 0.0 && step.is_finite())
-        {
-            return bad(
-                "tie_max_step",
-                &format!("expected a finite positive distance (m), got {step}"),
-            );
-        }
-        if !(self.collision_thickness >= 0.0 && self.collision_thickness.is_finite()) {
-            return bad(
-                "collision_thickness",
-                &format!(
-                    "expected a non-negative distance (m), got {}",
-                    self.collision_thickness
-                ),
-            );
+        for (name, v, unit) in [
+            ("velocity_damping", self.velocity_damping, "1/s"),
+            ("collision_thickness", self.collision_thickness, "m"),
+        ] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return bad(
+                    name,
+                    &format!("expected a finite value >= 0 ({unit}), got {v}"),
+                );
+            }
         }
         Ok(())
     }
@@ -210,8 +200,28 @@ pub struct Sbd {
     p: Vec<Vector3<f64>>,
     time: f64,
     colliders: Vec<Collider>,
+    /// Per vertex and collider, the last signed distance queried.
+    clearance: Vec<Clearance>,
     ties: Vec<SeamTie>,
     tie_colours: Vec<Vec<u32>>,
+}
+
+/// A vertex's last queried signed distance `phi` (m) to a collider, taken
+/// at the point `at` (m) and time `t` (s).
+#[derive(Clone, Copy, Debug)]
+struct Clearance {
+    at: Vector3<f64>,
+    phi: f64,
+    t: f64,
+}
+
+impl Clearance {
+    /// Nothing known: the next projection queries.
+    const UNKNOWN: Clearance = Clearance {
+        at: Vector3::new(0.0, 0.0, 0.0),
+        phi: f64::NEG_INFINITY,
+        t: f64::NAN,
+    };
 }
 
 /// A seam tie: vertex `node` is pulled onto the point `(1 - t) x_a + t x_b`
@@ -303,6 +313,7 @@ impl Sbd {
             p: mesh.positions().to_vec(),
             time: 0.0,
             colliders: Vec::new(),
+            clearance: Vec::new(),
             ties: Vec::new(),
             tie_colours: Vec::new(),
             options,
@@ -370,6 +381,7 @@ impl Sbd {
     /// The same cloth with external `colliders` (module docs); an animated
     /// body is posed at the end of every substep.
     pub fn with_colliders(mut self, colliders: Vec<Collider>) -> Self {
+        self.clearance = vec![Clearance::UNKNOWN; self.x.len() * colliders.len()];
         self.colliders = colliders;
         self
     }
@@ -537,12 +549,21 @@ impl Sbd {
         }
         let delta = self.options.collision_thickness;
         let (x, w, colliders) = (&self.x, &self.inverse_mass, &self.colliders);
-        let project = |i: usize, p: &mut Vector3<f64>| {
+        let project = |i: usize, p: &mut Vector3<f64>, cache: &mut [Clearance]| {
             if w[i] == 0.0 {
                 return;
             }
-            for c in colliders {
+            for (c, known) in colliders.iter().zip(cache.iter_mut()) {
+                // `φ` is 1-Lipschitz: a vertex that has not moved closer than
+                // its last known clearance allows is still outside, without
+                // a query (exact; a moving collider's clearance holds only at
+                // the time it was taken).
+                let still = c.motion.is_none() && c.animation().is_none();
+                if (still || known.t == t) && known.phi - (*p - known.at).norm() >= delta {
+                    continue;
+                }
                 let (phi, n) = c.distance(p, t);
+                *known = Clearance { at: *p, phi, t };
                 if phi >= delta {
                     continue;
                 }
@@ -559,17 +580,20 @@ impl Sbd {
                 }
             }
         };
+        let k = colliders.len();
         if self.p.len() < PARALLEL_MIN / 8 {
             self.p
                 .iter_mut()
+                .zip(self.clearance.chunks_mut(k))
                 .enumerate()
-                .for_each(|(i, p)| project(i, p));
+                .for_each(|(i, (p, cache))| project(i, p, cache));
         } else {
             self.p
                 .par_iter_mut()
+                .zip(self.clearance.par_chunks_mut(k))
                 .enumerate()
                 .with_min_len(256)
-                .for_each(|(i, p)| project(i, p));
+                .for_each(|(i, (p, cache))| project(i, p, cache));
         }
     }
 
