@@ -479,6 +479,15 @@ pub(crate) fn fabric_collider(
     Collider::new(shape, BODY_PENALTY * k_s / radius, BODY_FRICTION)
 }
 
+/// The body as the solver's collision mesh; errors name the body.
+fn body_mesh(body: &TriMesh, name: &str) -> Result<TriangleMesh, GarmentError> {
+    let verts: Vec<Vector3<f64>> = body.vertices.iter().map(|v| Vector3::from(*v)).collect();
+    TriangleMesh::from_triangles(name, &verts, &body.triangles).map_err(|e| GarmentError::Body {
+        body: name.to_string(),
+        message: e.to_string(),
+    })
+}
+
 /// The solver's mesh as an I/O mesh (vertices and triangles), for previews.
 pub(crate) fn to_trimesh(m: &TriangleMesh) -> TriMesh {
     TriMesh {
@@ -1141,24 +1150,12 @@ impl<'a> Run<'a> {
         if opts.model == crate::DrapeModel::Sbd {
             return self.go_sbd(pattern_file, progress);
         }
-        let mut pattern = Pattern::from_file(pattern_file)?;
-        if opts.grade != 1.0 {
-            pattern = pattern.graded(opts.grade);
-        }
+        let pattern = self.load_pattern(pattern_file)?;
         let (mut body, body_name, mut animation) = self.load_body()?;
         // An animated body's rest pose is already checked and built.
         let mesh = match &animation {
             Some(a) => a.rest().clone(),
-            None => {
-                let verts: Vec<Vector3<f64>> =
-                    body.vertices.iter().map(|v| Vector3::from(*v)).collect();
-                TriangleMesh::from_triangles(&body_name, &verts, &body.triangles).map_err(|e| {
-                    GarmentError::Body {
-                        body: body_name.clone(),
-                        message: e.to_string(),
-                    }
-                })?
-            }
+            None => body_mesh(&body, &body_name)?,
         };
         let spacings = level_spacings(opts.spacing_mm, opts.coarse_spacing_mm);
         let gravity = Vector3::new(0.0, -GRAVITY, 0.0);
@@ -1201,12 +1198,7 @@ impl<'a> Run<'a> {
             let mm = s * 1e3;
             let sliding = mm <= opts.sliding_below_mm * (1.0 + 1e-9);
             let self_collision = mm <= opts.self_collision_below_mm * (1.0 + 1e-9);
-            let mut wopts = WeaveOptions::new(s);
-            wopts.material = opts.material.material(s, sliding);
-            wopts.material.damping = wopts.material.damping.scaled(opts.damping_scale);
-            wopts.sliding = sliding;
-            wopts.narrow_panel_halvings = NARROW_PANEL_HALVINGS;
-            let garment = weave_garment(&pattern, &wopts)?;
+            let garment = self.weave(&pattern, s, sliding)?;
             let nodes = garment.fabric.node_count();
             progress.level(level, s, nodes);
             let narrow = garment
@@ -1575,6 +1567,28 @@ impl<'a> Run<'a> {
         self.finish(finished, progress)
     }
 
+    /// The pattern file, graded by [`DrapeOptions::grade`].
+    fn load_pattern(&self, pattern_file: &Path) -> Result<Pattern, GarmentError> {
+        let pattern = Pattern::from_file(pattern_file)?;
+        Ok(if self.opts.grade != 1.0 {
+            pattern.graded(self.opts.grade)
+        } else {
+            pattern
+        })
+    }
+
+    /// The pattern woven at spacing `s` (m) with the preset's material
+    /// (strain-rate damping scaled by [`DrapeOptions::damping_scale`]),
+    /// sliding on or off.
+    fn weave(&self, pattern: &Pattern, s: f64, sliding: bool) -> Result<Garment, GarmentError> {
+        let mut wopts = WeaveOptions::new(s);
+        wopts.material = self.opts.material.material(s, sliding);
+        wopts.material.damping = wopts.material.damping.scaled(self.opts.damping_scale);
+        wopts.sliding = sliding;
+        wopts.narrow_panel_halvings = NARROW_PANEL_HALVINGS;
+        Ok(weave_garment(pattern, &wopts)?)
+    }
+
     /// The `sbd` model's drape ([`crate::shell`]): one level at
     /// `spacing_mm`, sewn and draped with strain-based dynamics, summarised
     /// as the yarn drape is.
@@ -1584,24 +1598,15 @@ impl<'a> Run<'a> {
         progress: &mut dyn Progress,
     ) -> Result<Drape, GarmentError> {
         let opts = self.opts;
-        let mut pattern = Pattern::from_file(pattern_file)?;
-        if opts.grade != 1.0 {
-            pattern = pattern.graded(opts.grade);
-        }
+        let pattern = self.load_pattern(pattern_file)?;
         let (body, body_name, _) = self.load_body()?;
-        let verts: Vec<Vector3<f64>> = body.vertices.iter().map(|v| Vector3::from(*v)).collect();
         let body_error = |e: &dyn std::fmt::Display| GarmentError::Body {
             body: body_name.clone(),
             message: e.to_string(),
         };
-        let mesh = TriangleMesh::from_triangles(&body_name, &verts, &body.triangles)
-            .map_err(|e| body_error(&e))?;
+        let mesh = body_mesh(&body, &body_name)?;
         let s = opts.spacing_mm * 1e-3;
-        let mut wopts = WeaveOptions::new(s);
-        wopts.material = opts.material.material(s, false);
-        wopts.sliding = false;
-        wopts.narrow_panel_halvings = NARROW_PANEL_HALVINGS;
-        let garment = weave_garment(&pattern, &wopts)?;
+        let garment = self.weave(&pattern, s, false)?;
         let nodes = garment.fabric.node_count();
         progress.level(0, s, nodes);
         let mat = &garment.fabric.materials[0];
