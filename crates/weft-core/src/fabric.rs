@@ -166,6 +166,50 @@ pub struct SlidingAnchor {
     pub material: usize,
 }
 
+/// A Saint-Venant–Kirchhoff membrane triangle of triangle-mesh cloth with
+/// strain-rate dissipation [SBO18 §4, eq. 13-16] (the element is
+/// `weft_potentials::stvk::Stvk`). Its nodes carry positions only.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MembraneTriangle {
+    /// The three nodes.
+    pub nodes: [usize; 3],
+    /// Rest positions of the nodes in the flat 2D rest frame (m).
+    pub rest: [[f64; 2]; 3],
+    /// Lamé membrane moduli `λ, μ` (N/m) [SBO18 eq. 13]; `μ > 0`,
+    /// `λ > -μ`.
+    pub lambda: f64,
+    /// See [`MembraneTriangle::lambda`].
+    pub mu: f64,
+    /// Damping moduli `λ_d, μ_d` (N·s/m) of the strain-rate dissipation
+    /// potential [SBO18 eq. 15]; both 0 for none. The Rayleigh analogy
+    /// [SBO18 eq. 12] is `λ_d = β λ`, `μ_d = β μ`.
+    pub lambda_d: f64,
+    /// See [`MembraneTriangle::lambda_d`].
+    pub mu_d: f64,
+    /// Rayleigh stiffness-proportional damping `β` (s) on the membrane,
+    /// `f = -β K⁺ q̇` with the PSD-projected membrane Hessian: the baseline
+    /// of [SBO18 §3.5, Fig. 3]; 0 for none.
+    pub rayleigh_beta: f64,
+}
+
+/// A discrete-shell bending hinge of triangle-mesh cloth (the element is
+/// `weft_potentials::hinge::Hinge`): the edge `nodes[0] nodes[1]` shared by
+/// the triangles `(n₀, n₁, n₂)` and `(n₁, n₀, n₃)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShellHinge {
+    /// The edge's two nodes, then the two opposite vertices.
+    pub nodes: [usize; 4],
+    /// Rest positions of the four nodes (m); their dihedral angle is the
+    /// rest angle.
+    pub rest: [[f64; 3]; 4],
+    /// Bending rigidity `B` (N·m).
+    pub rigidity: f64,
+    /// Strain-rate damping coefficient `k_d` of the bending angle (N·m·s):
+    /// the dissipation potential `½ Ω k_d θ̇²` [SBO18 eq. 12 with
+    /// `k_d = β B`]; 0 for none.
+    pub damping: f64,
+}
+
 /// All element lists, built once per fabric.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Elements {
@@ -177,6 +221,10 @@ pub struct Elements {
     pub shear: Vec<ShearElement>,
     /// Sliding anchors, one per free arc-length coordinate.
     pub anchors: Vec<SlidingAnchor>,
+    /// Membrane triangles of triangle-mesh cloth (empty for woven fabric).
+    pub triangles: Vec<MembraneTriangle>,
+    /// Discrete-shell bending hinges of triangle-mesh cloth.
+    pub hinges: Vec<ShellHinge>,
 }
 
 /// Simulation state as a struct of arrays, f64, one entry per node.
@@ -245,6 +293,13 @@ pub enum ObjectKind {
         warp_yarns: usize,
         /// Weft yarn pieces.
         weft_yarns: usize,
+    },
+    /// A triangle mesh of membrane triangles and hinges
+    /// ([`MembraneTriangle`], [`ShellHinge`]): triangle-mesh cloth, whose
+    /// nodes carry positions only (their `u, v` are fixed).
+    TriangleMesh {
+        /// Triangle count.
+        triangles: usize,
     },
 }
 
@@ -612,6 +667,10 @@ pub(crate) fn select_in(info: &ObjectInfo, sel: &NodeSelector) -> Result<Vec<usi
         }
         (_, ObjectKind::WovenPanel { .. }) => Err(
             "applies only to rectangular woven patches; use a node index on a woven panel".into(),
+        ),
+        (_, ObjectKind::TriangleMesh { .. }) => Err(
+            "applies only to rectangular woven patches; use a vertex index on a triangle mesh"
+                .into(),
         ),
     }
 }

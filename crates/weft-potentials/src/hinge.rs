@@ -37,7 +37,9 @@
 //! Hessian carried through each operation), and checked against finite
 //! differences in tests/hinge.rs.
 
-use crate::element::{ElementEval, Measure, Strain, elastic, elastic_projected_generic};
+use crate::element::{
+    Dissipation, ElementEval, Measure, Strain, dissipation, elastic, elastic_projected_generic,
+};
 use nalgebra::{SMatrix, SVector, Vector3};
 
 /// Coordinates of a hinge: four vertices, 3 each.
@@ -284,5 +286,14 @@ impl Hinge {
             &self.strain(q),
             &Measure::constant(self.measure),
         )
+    }
+
+    /// Strain-rate dissipation of the bending angle, `W = ½ Ω k_d θ̇²` (W),
+    /// at positions `q` (m) and velocities `qdot` (m/s), with the damping
+    /// coefficient `k_d` (N·m·s; the Rayleigh analogy [SBO18 eq. 12] is
+    /// `k_d = β B`): force (N), velocity Jacobian (N·s/m) and the clamped
+    /// position Jacobian (N/m) of [`crate::dissipation`] [SBO18 eq. 9, §3.4].
+    pub fn dissipation(&self, k_d: f64, q: &Vec12, qdot: &Vec12) -> Dissipation<1, DOFS> {
+        dissipation(k_d, &self.strain(q), &Measure::constant(self.measure), qdot)
     }
 }

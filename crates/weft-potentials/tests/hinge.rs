@@ -125,6 +125,22 @@ proptest! {
         prop_assert_eq!(p.gradient, e.gradient);
         let (l, _) = symmetric_eigen(&p.hessian);
         prop_assert!(l.min() >= -1e-9 * p.hessian.norm());
+
+        // Bending dissipation W = ½ Ω k_d θ̇²: the force is -∂W/∂q̇, its
+        // velocity Jacobian the derivative of the force, the clamped
+        // position Jacobian negative semi-definite.
+        let k_d = 0.1 * B;
+        let qdot = SVector::<f64, DOFS>::from_fn(|i, _| jitter[(i + 5) % 12] * 100.0);
+        let d = h.dissipation(k_d, &q, &qdot);
+        let rate = th.rate(&qdot)[0];
+        prop_assert!((d.potential - 0.5 * h.measure() * k_d * rate * rate).abs() <= 1e-12 * d.potential.max(1e-30));
+        let fw = fd_gradient(|u| -h.dissipation(k_d, &q, u).potential, &qdot, 1e-6);
+        let fs = d.force.norm().max(1e-15);
+        prop_assert!(rel_error(&d.force, &fw, 1e-3 * fs) < 1e-6);
+        let jv = fd_jacobian(|u| h.dissipation(k_d, &q, u).force, &qdot, 1e-6);
+        prop_assert!(rel_error(&d.velocity_jacobian, &jv, 1e-3 * d.velocity_jacobian.norm().max(1e-15)) < 1e-6);
+        let (l, _) = symmetric_eigen(&(-d.position_jacobian));
+        prop_assert!(l.min() >= -1e-9 * d.position_jacobian.norm().max(1e-30));
     }
 
     /// Rigid motions: the energy does not change, the forces sum to zero

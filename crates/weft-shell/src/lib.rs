@@ -12,14 +12,20 @@
 //! - [`sbd`]: strain-based dynamics [SBD14, Kim23 eq. 1-5], a
 //!   position-based integrator with Green-strain constraints per triangle.
 //!
-//! The StVK membrane and the discrete-shell hinge for the implicit solver
-//! are elements in `weft-potentials` (`stvk`, `hinge`); this crate shares
-//! their triangle rest shape ([`weft_potentials::stvk::TriangleRest`]).
+//! - [`implicit`]: implicit cloth on weft's backward-Euler/Newton/PCG
+//!   solver: StVK membrane triangles with strain-rate or Rayleigh damping
+//!   [SBO18 §4, eq. 13-16] and discrete-shell bending hinges.
+//!
+//! The StVK membrane and the discrete-shell hinge are elements in
+//! `weft-potentials` (`stvk`, `hinge`); this crate shares their triangle
+//! rest shape ([`weft_potentials::stvk::TriangleRest`]).
 
+pub mod implicit;
 pub mod mesh;
 pub mod sbd;
 pub mod springs;
 
+pub use implicit::{Fig3Motion, MembraneDamping, ShellMaterial, shell_fabric};
 pub use mesh::ClothMesh;
 pub use sbd::{Sbd, SbdOptions, SeamTie, StrainConstraint, TriangleStrain};
 pub use springs::{BendingSprings, LodConnection, LodLevels, Spring};

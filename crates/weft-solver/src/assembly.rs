@@ -35,6 +35,12 @@
 //! diagonal. Each element adds the blocks of its node pairs `(a, b)` with
 //! `a ≤ b`; its other blocks are their transposes.
 //!
+//! Triangle-mesh cloth (`weft-shell`) uses the same assembler: its nodes
+//! carry positions only (their `u, v` fixed), its mass is the nodes' point
+//! masses, and its elements are the StVK membrane triangles with strain-rate
+//! or Rayleigh damping [SBO18 §4, eq. 13-16] and the discrete-shell hinges
+//! ([`weft_core::MembraneTriangle`], [`weft_core::ShellHinge`]).
+//!
 //! Parallelism: the elements of each type are coloured once so that no two
 //! elements of a colour share a node; each colour is evaluated in parallel
 //! and writes straight into its own blocks through a precomputed
@@ -49,6 +55,8 @@ use crate::par::{map_reduce, update};
 use nalgebra::{SMatrix, SVector, Vector3};
 use rayon::prelude::*;
 use weft_core::{Damping, Fabric, Family, ModeCoefficients};
+use weft_potentials::hinge::Hinge;
+use weft_potentials::stvk::Stvk;
 use weft_potentials::{
     bending, contact, elastic, elastic_projected, friction, gravity, inertia, seam, shear, stretch,
 };
@@ -307,6 +315,15 @@ pub struct Assembler {
     seg_colours: Vec<Vec<u32>>,
     bend_colours: Vec<Vec<u32>>,
     shear_colours: Vec<Vec<u32>>,
+    /// The membrane triangles' and hinges' elements (one per
+    /// `fabric.elements.triangles` / `hinges` entry), scatter maps and
+    /// colourings.
+    membranes: Vec<Stvk>,
+    hinges: Vec<Hinge>,
+    tri_blocks: Vec<[u32; 6]>,
+    hinge_blocks: Vec<[u32; 10]>,
+    tri_colours: Vec<Vec<u32>>,
+    hinge_colours: Vec<Vec<u32>>,
     /// Position of every node in its warp and weft yarn's node list
     /// (`u32::MAX` off that family), for the anchor update.
     yarn_index: Vec<[u32; 2]>,
@@ -326,7 +343,9 @@ impl Assembler {
     /// matrix pattern; stiffness and damping start at zero).
     ///
     /// # Panics
-    /// If a tie names a node outside the fabric.
+    /// If a tie names a node outside the fabric, or a membrane triangle or
+    /// hinge is degenerate or has invalid moduli (`weft-shell` validates
+    /// them when it builds the fabric).
     pub fn with_ties(fabric: Fabric, gravity: Vector3<f64>, ties: Vec<Tie>) -> Self {
         let n = fabric.node_count();
         let el = &fabric.elements;
@@ -355,6 +374,18 @@ impl Assembler {
                 (x.warp_neighbor, x.weft_neighbor),
             ]);
         }
+        for t in &el.triangles {
+            let [a, b, c] = t.nodes;
+            pairs.extend([(a, b), (a, c), (b, c)]);
+        }
+        for hg in &el.hinges {
+            let ns = hg.nodes;
+            for i in 0..4 {
+                for j in i + 1..4 {
+                    pairs.push((ns[i], ns[j]));
+                }
+            }
+        }
         let matrix = BlockSparse::from_pairs(n, pairs);
         assert!(
             matrix.nnz_blocks() <= BLOCK_INDEX as usize,
@@ -378,6 +409,39 @@ impl Assembler {
             .iter()
             .map(|x| blocks3([x.crossing, x.warp_neighbor, x.weft_neighbor]))
             .collect();
+        let tri_blocks = el
+            .triangles
+            .iter()
+            .map(|t| element_blocks(&matrix, &t.nodes))
+            .collect();
+        let hinge_blocks = el
+            .hinges
+            .iter()
+            .map(|hg| element_blocks(&matrix, &hg.nodes))
+            .collect();
+        let membranes = el
+            .triangles
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                Stvk::new(t.rest, t.lambda, t.mu, t.lambda_d, t.mu_d).unwrap_or_else(|| {
+                    panic!("membrane triangle {i} ({t:?}) is degenerate or has invalid moduli")
+                })
+            })
+            .collect();
+        let hinges = el
+            .hinges
+            .iter()
+            .enumerate()
+            .map(|(i, hg)| {
+                Hinge::new(hg.rest, hg.rigidity)
+                    .unwrap_or_else(|e| panic!("shell hinge {i} ({hg:?}): {e}"))
+            })
+            .collect();
+        let tri_colours =
+            crate::par::greedy_colouring(el.triangles.len(), n, |e| el.triangles[e].nodes.to_vec());
+        let hinge_colours =
+            crate::par::greedy_colouring(el.hinges.len(), n, |e| el.hinges[e].nodes.to_vec());
         let seg_colours = crate::par::greedy_colouring(el.segments.len(), n, |e| {
             vec![el.segments[e].a, el.segments[e].b]
         });
@@ -447,6 +511,12 @@ impl Assembler {
             seg_colours,
             bend_colours,
             shear_colours,
+            membranes,
+            hinges,
+            tri_blocks,
+            hinge_blocks,
+            tri_colours,
+            hinge_colours,
             yarn_index,
         }
     }
@@ -750,6 +820,105 @@ impl Assembler {
                             scatter_mat::<9, 3>(
                                 vals.ptr(),
                                 &self.shear_blocks[ei as usize],
+                                &map,
+                                &ae,
+                            );
+                        }
+                    }
+                    en
+                },
+                Energies::default,
+                |a, b| a + b,
+            );
+            total = total + e;
+        }
+
+        // Membrane triangles (positions only).
+        for colour in &self.tri_colours {
+            let e = map_reduce(
+                colour,
+                |&ei| {
+                    let t = &el.triangles[ei as usize];
+                    let st = &self.membranes[ei as usize];
+                    let map = shear_map();
+                    let qe: SVector<f64, 9> = gather_relative(q_n, v, h, &t.nodes, &map);
+                    let ve: SVector<f64, 9> = gather(v, &t.nodes, &map);
+                    let ev = if exact {
+                        st.elastic(&qe)
+                    } else {
+                        st.elastic_projected(&qe)
+                    };
+                    let rayleigh = (t.rayleigh_beta > 0.0).then(|| {
+                        let k_plus = if exact {
+                            st.elastic_projected(&qe).hessian
+                        } else {
+                            ev.hessian
+                        };
+                        (t.rayleigh_beta, k_plus)
+                    });
+                    let damping = st.dissipation(&qe, &ve).map(|d| {
+                        let pj = if dx {
+                            d.position_jacobian
+                        } else {
+                            SMatrix::zeros()
+                        };
+                        (d.force, d.velocity_jacobian, pj, d.potential)
+                    });
+                    let (fe, ae, en) = local_terms(&ev, damping, rayleigh, &ve, h);
+                    let re = -fe * h;
+                    // SAFETY: colouring, as above.
+                    unsafe {
+                        scatter_vec(res.ptr(), &t.nodes, &map, &re);
+                        if with_matrix {
+                            scatter_mat::<9, 3>(
+                                vals.ptr(),
+                                &self.tri_blocks[ei as usize],
+                                &map,
+                                &ae,
+                            );
+                        }
+                    }
+                    en
+                },
+                Energies::default,
+                |a, b| a + b,
+            );
+            total = total + e;
+        }
+
+        // Discrete-shell hinges (positions only).
+        for colour in &self.hinge_colours {
+            let e = map_reduce(
+                colour,
+                |&ei| {
+                    let hg = &el.hinges[ei as usize];
+                    let hinge = &self.hinges[ei as usize];
+                    let map: [(usize, usize); 12] = std::array::from_fn(|i| (i / 3, i % 3));
+                    let qe: SVector<f64, 12> = gather_relative(q_n, v, h, &hg.nodes, &map);
+                    let ve: SVector<f64, 12> = gather(v, &hg.nodes, &map);
+                    let ev = if exact {
+                        hinge.elastic(&qe)
+                    } else {
+                        hinge.elastic_projected(&qe)
+                    };
+                    let damping = (hg.damping > 0.0).then(|| {
+                        let d = hinge.dissipation(hg.damping, &qe, &ve);
+                        let pj = if dx {
+                            d.position_jacobian
+                        } else {
+                            SMatrix::zeros()
+                        };
+                        (d.force, d.velocity_jacobian, pj, d.potential)
+                    });
+                    let (fe, ae, en) = local_terms(&ev, damping, None, &ve, h);
+                    let re = -fe * h;
+                    // SAFETY: colouring, as above.
+                    unsafe {
+                        scatter_vec(res.ptr(), &hg.nodes, &map, &re);
+                        if with_matrix {
+                            scatter_mat::<12, 4>(
+                                vals.ptr(),
+                                &self.hinge_blocks[ei as usize],
                                 &map,
                                 &ae,
                             );
