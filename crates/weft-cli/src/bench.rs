@@ -38,6 +38,10 @@ pub enum BenchModel {
     /// Strain-based dynamics \[SBD14\] with LOD bending springs \[Kim23\] on a
     /// triangulated square (`weft-shell`).
     Sbd,
+    /// Implicit triangle-mesh cloth on the yarn model's solver: StVK
+    /// membrane triangles with strain-rate damping \[SBO18\] and
+    /// discrete-shell hinges (`weft_shell::implicit`), on the same square.
+    Stvk,
 }
 
 /// `--preconditioner` of `weft bench` (the scene key's values).
@@ -57,10 +61,13 @@ pub enum BenchPreconditioner {
 /// Arguments of `weft bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Cloth model: `yarn` (woven patches, the solver table) or `sbd`
+    /// Cloth model: `yarn` (woven patches, the solver table), `sbd`
     /// (strain-based dynamics on a triangulated 1 m square hanging from two
-    /// corners: 5 substeps, 1 iteration, steps of 5 ms; `--nodes` are
-    /// vertices, default 10^4, 4·10^4 and 10^5; the CPU only).
+    /// corners: 5 substeps, 1 iteration, steps of 5 ms) or `stvk` (implicit
+    /// StVK and discrete-shell cloth, cotton, on the same square: backward
+    /// Euler, Newton, PCG, adaptive steps of at most 5 ms). For both
+    /// triangle models `--nodes` are vertices (default 10^4, 4·10^4 and
+    /// 10^5) and only the CPU runs them.
     #[arg(long, value_enum, default_value_t = BenchModel::Yarn)]
     pub model: BenchModel,
     /// Woven-patch sizes in nodes (rounded up to a square grid); repeat the
@@ -557,8 +564,8 @@ fn step_cell(step_s: Option<f64>, rejected: bool) -> String {
 /// With `--backend cuda`: no usable device (naming why) or a device
 /// failure; a benchmark step that fails.
 pub fn run(args: &BenchArgs) -> Result<()> {
-    if args.model == BenchModel::Sbd {
-        return run_sbd(args);
+    if args.model != BenchModel::Yarn {
+        return run_triangle_model(args);
     }
     // The benchmark patch uses only what the CUDA backend implements, so
     // the selection depends on the device alone.
@@ -681,32 +688,42 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
-/// One `weft bench --model sbd` record.
+/// One `weft bench --model sbd|stvk` record.
 #[derive(Serialize, Debug)]
-struct SbdRecord {
+struct TriangleRecord {
     model: &'static str,
     vertices: usize,
     triangles: usize,
-    bending_springs: usize,
+    /// Bending springs (sbd) or discrete-shell hinges (stvk).
+    bending_elements: usize,
     threads: usize,
-    /// Mesh, springs and colouring (s).
+    /// Mesh, bending elements, colouring (and for stvk the matrix pattern)
+    /// (s).
     setup_s: f64,
-    /// Mean wall time of a 5 ms step (5 substeps, 1 iteration), 20 steps
-    /// after 5 warm-up steps (ms).
+    /// Mean wall time of 5 ms of simulated time, over 20 steps after 5
+    /// warm-up steps (ms).
     step_ms: f64,
     /// `step_ms` per vertex (µs).
     step_us_per_vertex: f64,
+    /// Newton iterations per 5 ms (stvk; 0 for sbd).
+    newton_per_step: f64,
 }
 
-/// `weft bench --model sbd`: strain-based dynamics with the default options
-/// (LOD bending springs) on a 1 m square of `⌈√N⌉²` vertices hanging from
-/// its two top corners.
-fn run_sbd(args: &BenchArgs) -> Result<()> {
+/// `weft bench --model sbd|stvk`: a 1 m square of `⌈√N⌉²` vertices hanging
+/// from its two top corners, with strain-based dynamics (default options,
+/// LOD bending springs) or the implicit StVK + discrete-shell cloth
+/// (default cotton [`weft_shell::ShellMaterial`], steps of at most 5 ms).
+fn run_triangle_model(args: &BenchArgs) -> Result<()> {
     use weft_shell::SbdOptions;
     use weft_shell::sbd::hanging_square;
+    let name = if args.model == BenchModel::Sbd {
+        "sbd"
+    } else {
+        "stvk"
+    };
     anyhow::ensure!(
         args.backend != BackendChoice::Cuda,
-        "weft bench --model sbd runs on the CPU only (strain-based dynamics has no CUDA kernels yet)"
+        "weft bench --model {name} runs on the CPU only (triangle-mesh cloth has no CUDA kernels yet)"
     );
     let sizes = if args.nodes.is_empty() {
         vec![10_000, 40_000, 100_000]
@@ -717,47 +734,112 @@ fn run_sbd(args: &BenchArgs) -> Result<()> {
     for n in sizes {
         let side = ((n as f64).sqrt().ceil() as usize).max(2);
         if !args.json {
-            eprintln!("weft bench: strain-based dynamics on {side} x {side} vertices ...");
+            eprintln!("weft bench: {name} on {side} x {side} vertices ...");
         }
         let start = Instant::now();
-        let mut sim = hanging_square(side, SbdOptions::default())?;
+        // A step function advancing 5 ms, returning Newton iterations.
+        let (triangles, bending_elements, mut step): (
+            usize,
+            usize,
+            Box<dyn FnMut() -> Result<usize>>,
+        ) = if args.model == BenchModel::Sbd {
+            let mut sim = hanging_square(side, SbdOptions::default())?;
+            let counts = (sim.triangle_count(), sim.springs().len());
+            (
+                counts.0,
+                counts.1,
+                Box::new(move || {
+                    sim.step(0.005);
+                    Ok(0)
+                }),
+            )
+        } else {
+            let mesh = weft_shell::ClothMesh::rectangle(
+                [1.0, 1.0],
+                [side, side],
+                nalgebra::Vector3::new(0.0, -1.0, 0.0),
+                nalgebra::Vector3::x(),
+                nalgebra::Vector3::y(),
+            )?;
+            let fabric = weft_shell::shell_fabric(
+                &mesh,
+                &weft_shell::ShellMaterial::default(),
+                &[(side - 1) * side, side * side - 1],
+            )?;
+            let counts = (
+                fabric.elements.triangles.len(),
+                fabric.elements.hinges.len(),
+            );
+            let settings = Settings {
+                dt: 0.005,
+                dt_max: 0.005,
+                ..Settings::default()
+            };
+            let mut sim = Simulation::new(
+                fabric,
+                nalgebra::Vector3::new(0.0, -9.81, 0.0),
+                settings,
+                Vec::new(),
+            );
+            (
+                counts.0,
+                counts.1,
+                Box::new(move || {
+                    let t = sim.t + 0.005;
+                    let stats = sim.advance_to(t, |_, _| {})?;
+                    Ok(stats.iter().map(|s| s.newton_iterations).sum())
+                }),
+            )
+        };
         let setup_s = start.elapsed().as_secs_f64();
         for _ in 0..5 {
-            sim.step(0.005);
+            step()?;
         }
         let start = Instant::now();
+        let mut newton = 0;
         for _ in 0..20 {
-            sim.step(0.005);
+            newton += step()?;
         }
         let step_ms = start.elapsed().as_secs_f64() / 20.0 * 1e3;
-        records.push(SbdRecord {
-            model: "sbd",
+        records.push(TriangleRecord {
+            model: name,
             vertices: side * side,
-            triangles: sim.triangle_count(),
-            bending_springs: sim.springs().len(),
+            triangles,
+            bending_elements,
             threads: weft_solver::par::threads(),
             setup_s,
             step_ms,
             step_us_per_vertex: step_ms * 1e3 / (side * side) as f64,
+            newton_per_step: newton as f64 / 20.0,
         });
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&records)?);
     } else {
         println!(
-            "{:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>9}",
-            "vertices", "triangles", "springs", "threads", "setup s", "step ms", "us/vertex"
+            "{:>5} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>9} {:>7}",
+            "model",
+            "vertices",
+            "triangles",
+            "bending",
+            "threads",
+            "setup s",
+            "step ms",
+            "us/vertex",
+            "newton"
         );
         for r in &records {
             println!(
-                "{:>9} {:>9} {:>9} {:>7} {:>8.3} {:>9.1} {:>9.3}",
+                "{:>5} {:>9} {:>9} {:>9} {:>7} {:>8.3} {:>9.1} {:>9.3} {:>7.1}",
+                r.model,
                 r.vertices,
                 r.triangles,
-                r.bending_springs,
+                r.bending_elements,
                 r.threads,
                 r.setup_s,
                 r.step_ms,
-                r.step_us_per_vertex
+                r.step_us_per_vertex,
+                r.newton_per_step
             );
         }
     }

@@ -557,7 +557,7 @@ fn bench_sbd_reports_a_timed_row() {
     assert_eq!(r["model"], "sbd");
     assert_eq!(r["vertices"], 400);
     assert_eq!(r["triangles"], 722);
-    assert!(r["bending_springs"].as_u64().unwrap() > 722);
+    assert!(r["bending_elements"].as_u64().unwrap() > 722);
     let ms = r["step_ms"].as_f64().unwrap();
     assert!(ms > 0.0 && ms.is_finite(), "step_ms = {ms}");
     let o = weft()
@@ -566,6 +566,26 @@ fn bench_sbd_reports_a_timed_row() {
         .unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("CPU only"));
+}
+
+/// `weft bench --model stvk` times the implicit StVK + discrete-shell
+/// cloth on the same square: 10 x 10 vertices have 162 triangles and one
+/// hinge per interior edge (261 edges, 36 on the boundary: 225), and the
+/// steps take Newton iterations.
+#[test]
+fn bench_stvk_reports_a_timed_row() {
+    let o = weft()
+        .args(["bench", "--model", "stvk", "--json", "--nodes", "100"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &v[0];
+    assert_eq!(r["model"], "stvk");
+    assert_eq!(r["triangles"], 162);
+    assert_eq!(r["bending_elements"], 225);
+    assert!(r["newton_per_step"].as_f64().unwrap() >= 1.0);
+    assert!(r["step_ms"].as_f64().unwrap() > 0.0);
 }
 
 #[test]
