@@ -33,9 +33,9 @@
 //! mesh is the shell model's business, not the element's.
 //!
 //! The strain's gradient and Hessian are evaluated exactly by second-order
-//! forward differentiation of the formula above (a value, gradient and
-//! Hessian carried through each operation), and checked against finite
-//! differences in tests/hinge.rs.
+//! forward differentiation (a value, gradient and Hessian carried through
+//! each operation) of an equivalent form in the edge vectors ([`angle`]),
+//! and checked against finite differences in tests/hinge.rs.
 
 use crate::element::{
     Dissipation, ElementEval, Measure, Strain, dissipation, elastic, elastic_projected_generic,
@@ -48,38 +48,64 @@ pub const DOFS: usize = 12;
 type Vec12 = SVector<f64, DOFS>;
 type Mat12 = SMatrix<f64, DOFS, DOFS>;
 
-/// A scalar with its gradient and Hessian over the 12 coordinates.
+type Vec9 = SVector<f64, 9>;
+type Mat9 = SMatrix<f64, 9, 9>;
+
+/// A scalar with its gradient and Hessian over the 9 edge coordinates
+/// `z = (e, a, b)`, `e = x₁ - x₀`, `a = x₂ - x₀`, `b = x₃ - x₀` (the angle
+/// is translation invariant, so it is a function of these).
 #[derive(Clone, Copy)]
 struct Jet {
     v: f64,
-    g: Vec12,
-    h: Mat12,
+    g: Vec9,
+    h: Mat9,
 }
 
 impl Jet {
-    fn var(i: usize, v: f64) -> Self {
-        let mut g = Vec12::zeros();
-        g[i] = 1.0;
+    /// `z_u · z_w` for the 3-vector blocks `u`, `w` of `z` (0 = e, 1 = a,
+    /// 2 = b): gradient `z_w` in block `u` and `z_u` in block `w`,
+    /// Hessian `I` in blocks `(u, w)` and `(w, u)`.
+    fn dot(z: &Vec9, u: usize, w: usize) -> Jet {
+        let (zu, zw) = (z.fixed_rows::<3>(3 * u), z.fixed_rows::<3>(3 * w));
+        let mut g = Vec9::zeros();
+        let mut h = Mat9::zeros();
+        for k in 0..3 {
+            g[3 * u + k] += zw[k];
+            g[3 * w + k] += zu[k];
+            h[(3 * u + k, 3 * w + k)] += 1.0;
+            h[(3 * w + k, 3 * u + k)] += 1.0;
+        }
         Jet {
-            v,
+            v: zu.dot(&zw),
             g,
-            h: Mat12::zeros(),
+            h,
         }
     }
 
-    fn add(&self, o: &Jet) -> Jet {
-        Jet {
-            v: self.v + o.v,
-            g: self.g + o.g,
-            h: self.h + o.h,
+    /// The triple product `T = e · (a × b)`: gradient `(a × b, b × e,
+    /// e × a)`, Hessian blocks `∂²T/∂e∂a = -[b]×`, `∂²T/∂e∂b = [a]×`,
+    /// `∂²T/∂a∂b = -[e]×` and their transposes.
+    fn triple(z: &Vec9) -> Jet {
+        let blk = |u: usize| Vector3::new(z[3 * u], z[3 * u + 1], z[3 * u + 2]);
+        let (e, a, b) = (blk(0), blk(1), blk(2));
+        let mut g = Vec9::zeros();
+        g.fixed_rows_mut::<3>(0).copy_from(&a.cross(&b));
+        g.fixed_rows_mut::<3>(3).copy_from(&b.cross(&e));
+        g.fixed_rows_mut::<3>(6).copy_from(&e.cross(&a));
+        let mut h = Mat9::zeros();
+        for (u, w, m) in [
+            (0, 1, -b.cross_matrix()),
+            (0, 2, a.cross_matrix()),
+            (1, 2, -e.cross_matrix()),
+        ] {
+            h.fixed_view_mut::<3, 3>(3 * u, 3 * w).copy_from(&m);
+            h.fixed_view_mut::<3, 3>(3 * w, 3 * u)
+                .copy_from(&m.transpose());
         }
-    }
-
-    fn sub(&self, o: &Jet) -> Jet {
         Jet {
-            v: self.v - o.v,
-            g: self.g - o.g,
-            h: self.h - o.h,
+            v: e.dot(&a.cross(&b)),
+            g,
+            h,
         }
     }
 
@@ -111,14 +137,19 @@ impl Jet {
         Jet::chain2(self, o, self.v * o.v, o.v, self.v, 0.0, 1.0, 0.0)
     }
 
+    /// `self · o - p · r`.
+    fn mul_sub(&self, o: &Jet, p: &Jet, r: &Jet) -> Jet {
+        let (x, y) = (self.mul(o), p.mul(r));
+        Jet {
+            v: x.v - y.v,
+            g: x.g - y.g,
+            h: x.h - y.h,
+        }
+    }
+
     fn sqrt(&self) -> Jet {
         let r = self.v.sqrt();
         self.chain1(r, 0.5 / r, -0.25 / (r * r * r))
-    }
-
-    fn recip(&self) -> Jet {
-        let r = 1.0 / self.v;
-        self.chain1(r, -r * r, 2.0 * r * r * r)
     }
 
     /// `atan2(self, x)`: `∂/∂y = x/r²`, `∂/∂x = -y/r²`, `∂²/∂y² = -2xy/r⁴`,
@@ -140,41 +171,67 @@ impl Jet {
     }
 }
 
-type JetVec = [Jet; 3];
-
-fn jsub(a: &JetVec, b: &JetVec) -> JetVec {
-    std::array::from_fn(|i| a[i].sub(&b[i]))
-}
-
-fn jdot(a: &JetVec, b: &JetVec) -> Jet {
-    a[0].mul(&b[0]).add(&a[1].mul(&b[1])).add(&a[2].mul(&b[2]))
-}
-
-fn jcross(a: &JetVec, b: &JetVec) -> JetVec {
-    [
-        a[1].mul(&b[2]).sub(&a[2].mul(&b[1])),
-        a[2].mul(&b[0]).sub(&a[0].mul(&b[2])),
-        a[0].mul(&b[1]).sub(&a[1].mul(&b[0])),
-    ]
-}
-
 /// The bending angle `θ` (rad) of the hinge `q` with its gradient (12) and
 /// Hessian (12 x 12), module docs. Non-finite for a degenerate triangle
 /// (zero normal) or a zero edge.
+///
+/// With `a = x₂ - x₀`, `b = x₃ - x₀`, the identities
+/// `(n_A × n_B)·e = -|e|² e·(a × b)` and (Binet-Cauchy)
+/// `n_A·n_B = (e·b)(a·e) - |e|² (a·b)` give
+/// `θ = atan2(-|e| e·(a × b), (e·b)(e·a) - |e|² (a·b))`: five scalars
+/// whose derivatives in `z = (e, a, b)` are closed forms, four jet
+/// operations, and the linear map `z = P q` to the 12 coordinates.
 pub fn angle(q: &Vec12) -> Strain<1, DOFS> {
-    let x: [JetVec; 4] =
-        std::array::from_fn(|v| std::array::from_fn(|c| Jet::var(3 * v + c, q[3 * v + c])));
-    let e = jsub(&x[1], &x[0]);
-    let n_a = jcross(&e, &jsub(&x[2], &x[0]));
-    let n_b = jcross(&jsub(&x[3], &x[0]), &e);
-    let len = jdot(&e, &e).sqrt();
-    let s = jdot(&jcross(&n_a, &n_b), &e).mul(&len.recip());
-    let c = jdot(&n_a, &n_b);
+    let p = |i: usize| Vector3::new(q[3 * i], q[3 * i + 1], q[3 * i + 2]);
+    let mut z = Vec9::zeros();
+    for k in 0..3 {
+        z.fixed_rows_mut::<3>(3 * k).copy_from(&(p(k + 1) - p(0)));
+    }
+    let ee = Jet::dot(&z, 0, 0);
+    let (ea, eb, ab) = (Jet::dot(&z, 0, 1), Jet::dot(&z, 0, 2), Jet::dot(&z, 1, 2));
+    let len = ee.sqrt();
+    let t = Jet::triple(&z);
+    let s = len.mul(&t).chain1(-len.v * t.v, -1.0, 0.0);
+    let c = eb.mul_sub(&ea, &ee, &ab);
     let th = s.atan2(&c);
+    // q-derivatives: x₁, x₂, x₃ take the e, a, b blocks, x₀ minus their sum.
+    let mut g = Vec12::zeros();
+    let mut h = Mat12::zeros();
+    let coef = |vtx: usize, blk: usize| -> f64 {
+        if vtx == 0 {
+            -1.0
+        } else if vtx == blk + 1 {
+            1.0
+        } else {
+            0.0
+        }
+    };
+    for v in 0..4 {
+        for u in 0..3 {
+            let cv = coef(v, u);
+            if cv == 0.0 {
+                continue;
+            }
+            for k in 0..3 {
+                g[3 * v + k] += cv * th.g[3 * u + k];
+            }
+            for w in 0..4 {
+                for x in 0..3 {
+                    let cw = coef(w, x);
+                    if cw == 0.0 {
+                        continue;
+                    }
+                    let blk = th.h.fixed_view::<3, 3>(3 * u, 3 * x) * (cv * cw);
+                    let mut dst = h.fixed_view_mut::<3, 3>(3 * v, 3 * w);
+                    dst += blk;
+                }
+            }
+        }
+    }
     Strain {
         value: SVector::from([th.v]),
-        jacobian: th.g.transpose(),
-        hessians: [th.h],
+        jacobian: g.transpose(),
+        hessians: [h],
     }
 }
 

@@ -51,7 +51,7 @@ use crate::collide::{
     Collider, NodeContact, SegmentContact, SelfCollision, TangentPlane, repulsion,
 };
 use crate::par::Shared;
-use crate::par::{map_reduce, update};
+use crate::par::{map_reduce, map_reduce_from, update};
 use nalgebra::{SMatrix, SVector, Vector3};
 use rayon::prelude::*;
 use weft_core::{Damping, Fabric, Family, ModeCoefficients};
@@ -328,6 +328,10 @@ pub struct Assembler {
     /// (`u32::MAX` off that family), for the anchor update.
     yarn_index: Vec<[u32; 2]>,
 }
+
+/// Colour size from which the membrane triangles and hinges, microseconds
+/// each, are evaluated in parallel.
+const COSTLY_ELEMENTS_PARALLEL: usize = 64;
 
 /// Friction normal force floor (N) used for anchors (weft-potentials default).
 const NORMAL_FORCE_FLOOR: f64 = friction::MIN_NORMAL_FORCE;
@@ -835,7 +839,8 @@ impl Assembler {
 
         // Membrane triangles (positions only).
         for colour in &self.tri_colours {
-            let e = map_reduce(
+            let e = map_reduce_from(
+                COSTLY_ELEMENTS_PARALLEL,
                 colour,
                 |&ei| {
                     let t = &el.triangles[ei as usize];
@@ -888,7 +893,8 @@ impl Assembler {
 
         // Discrete-shell hinges (positions only).
         for colour in &self.hinge_colours {
-            let e = map_reduce(
+            let e = map_reduce_from(
+                COSTLY_ELEMENTS_PARALLEL,
                 colour,
                 |&ei| {
                     let hg = &el.hinges[ei as usize];

@@ -7,19 +7,33 @@ use rayon::prelude::*;
 /// Inputs shorter than this run serially.
 pub const PARALLEL_MIN: usize = 16_384;
 
-/// `items.map(f).reduce(identity, op)`, parallel for long inputs.
+/// `items.map(f).reduce(identity, op)`, parallel for long inputs (at least
+/// `PARALLEL_MIN / 16` items).
 pub fn map_reduce<I: Sync, T: Send>(
     items: &[I],
     f: impl Fn(&I) -> T + Sync + Send,
     identity: impl Fn() -> T + Sync + Send,
     op: impl Fn(T, T) -> T + Sync + Send,
 ) -> T {
-    if items.len() < PARALLEL_MIN / 16 {
+    map_reduce_from(PARALLEL_MIN / 16, items, f, identity, op)
+}
+
+/// [`map_reduce`], parallel from `min_items` items on: a lower threshold
+/// for costly items (a triangle or hinge element with its eigen-
+/// decompositions takes microseconds, a yarn segment a fraction of one).
+pub fn map_reduce_from<I: Sync, T: Send>(
+    min_items: usize,
+    items: &[I],
+    f: impl Fn(&I) -> T + Sync + Send,
+    identity: impl Fn() -> T + Sync + Send,
+    op: impl Fn(T, T) -> T + Sync + Send,
+) -> T {
+    if items.len() < min_items {
         items.iter().map(f).fold(identity(), op)
     } else {
         items
             .par_iter()
-            .with_min_len(64)
+            .with_min_len((min_items / 16).max(1))
             .map(f)
             .reduce(identity, op)
     }
