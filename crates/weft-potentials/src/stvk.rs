@@ -221,4 +221,28 @@ impl Stvk {
             qdot,
         ))
     }
+
+    /// [`Stvk::elastic_projected`] (or [`Stvk::elastic`] when `exact`) and
+    /// [`Stvk::dissipation`] from one Green-strain evaluation, as the
+    /// assembler needs both per triangle and Newton iteration.
+    pub fn elastic_and_dissipation(
+        &self,
+        q: &SVector<f64, DOFS>,
+        qdot: &SVector<f64, DOFS>,
+        exact: bool,
+    ) -> (ElementEval<DOFS>, Option<Dissipation<3, DOFS>>) {
+        let e = self.green_strain(q);
+        let area = Measure::constant(self.rest.area);
+        let s = Self::weighted(&self.lt, &e);
+        let ev = if exact {
+            elastic(1.0, &s, &area)
+        } else {
+            elastic_projected_generic(1.0, &s, &area)
+        };
+        let d = self
+            .lt_d
+            .as_ref()
+            .map(|lt_d| dissipation(1.0, &Self::weighted(lt_d, &e), &area, qdot));
+        (ev, d)
+    }
 }

@@ -201,3 +201,28 @@ fn degenerate_triangles_and_bad_moduli_are_refused() {
             .is_none()
     );
 }
+
+/// The assembler's combined evaluation equals the separate ones.
+#[test]
+fn combined_evaluation_equals_the_separate_ones() {
+    let t = tri();
+    let q = SVector::<f64, DOFS>::from_fn(|i, _| {
+        0.01 * ((i * 7 % 5) as f64 - 2.0) + if i % 3 == 0 { 0.02 } else { 0.0 }
+    });
+    let qd = SVector::<f64, DOFS>::from_fn(|i, _| 0.1 * ((i * 3 % 4) as f64 - 1.5));
+    for exact in [true, false] {
+        let (ev, d) = t.elastic_and_dissipation(&q, &qd, exact);
+        let ev0 = if exact {
+            t.elastic(&q)
+        } else {
+            t.elastic_projected(&q)
+        };
+        assert_eq!(ev.energy, ev0.energy);
+        assert_eq!(ev.gradient, ev0.gradient);
+        assert_eq!(ev.hessian, ev0.hessian);
+        let (d, d0) = (d.unwrap(), t.dissipation(&q, &qd).unwrap());
+        assert_eq!(d.force, d0.force);
+        assert_eq!(d.velocity_jacobian, d0.velocity_jacobian);
+        assert_eq!(d.position_jacobian, d0.position_jacobian);
+    }
+}

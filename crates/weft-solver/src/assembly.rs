@@ -848,11 +848,7 @@ impl Assembler {
                     let map = shear_map();
                     let qe: SVector<f64, 9> = gather_relative(q_n, v, h, &t.nodes, &map);
                     let ve: SVector<f64, 9> = gather(v, &t.nodes, &map);
-                    let ev = if exact {
-                        st.elastic(&qe)
-                    } else {
-                        st.elastic_projected(&qe)
-                    };
+                    let (ev, dissipation) = st.elastic_and_dissipation(&qe, &ve, exact);
                     let rayleigh = (t.rayleigh_beta > 0.0).then(|| {
                         let k_plus = if exact {
                             st.elastic_projected(&qe).hessian
@@ -861,7 +857,7 @@ impl Assembler {
                         };
                         (t.rayleigh_beta, k_plus)
                     });
-                    let damping = st.dissipation(&qe, &ve).map(|d| {
+                    let damping = dissipation.map(|d| {
                         let pj = if dx {
                             d.position_jacobian
                         } else {
