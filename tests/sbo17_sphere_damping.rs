@@ -77,10 +77,18 @@ fn integral(ke: &[f64]) -> f64 {
 #[test]
 fn strain_rate_damping_keeps_more_kinetic_energy_than_matched_rayleigh() {
     let beta = BETA_STRETCH;
-    let none = kinetic_energies(&scene(json!({"model": "none"})));
-    let strain_rate = kinetic_energies(&scene(json!({"model": "strain_rate",
-        "beta": {"stretch": beta, "bending": beta, "shear": beta}})));
-    let rayleigh = kinetic_energies(&scene(json!({"model": "rayleigh", "beta": beta})));
+    // The three runs are independent (and serial at this size): one thread each.
+    let [none, strain_rate, rayleigh] = [
+        json!({"model": "none"}),
+        json!({"model": "strain_rate", "beta": {"stretch": beta, "bending": beta, "shear": beta}}),
+        json!({"model": "rayleigh", "beta": beta}),
+    ]
+    .map(scene);
+    let [none, strain_rate, rayleigh] = std::thread::scope(|s| {
+        [&none, &strain_rate, &rayleigh]
+            .map(|v| s.spawn(move || kinetic_energies(v)))
+            .map(|h| h.join().unwrap())
+    });
     let [i_none, i_sr, i_r] = [&none, &strain_rate, &rayleigh].map(|k| integral(k));
     eprintln!(
         "∫KE dt over {DURATION} s: none {i_none:.4e}, strain-rate {i_sr:.4e}, Rayleigh {i_r:.4e} J s \
