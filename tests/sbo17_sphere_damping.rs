@@ -78,16 +78,14 @@ fn integral(ke: &[f64]) -> f64 {
 fn strain_rate_damping_keeps_more_kinetic_energy_than_matched_rayleigh() {
     let beta = BETA_STRETCH;
     // The three runs are independent (and serial at this size): one thread each.
-    let [none, strain_rate, rayleigh] = [
-        json!({"model": "none"}),
-        json!({"model": "strain_rate", "beta": {"stretch": beta, "bending": beta, "shear": beta}}),
-        json!({"model": "rayleigh", "beta": beta}),
-    ]
-    .map(scene);
     let [none, strain_rate, rayleigh] = std::thread::scope(|s| {
-        [&none, &strain_rate, &rayleigh]
-            .map(|v| s.spawn(move || kinetic_energies(v)))
-            .map(|h| h.join().unwrap())
+        [
+            json!({"model": "none"}),
+            json!({"model": "strain_rate", "beta": {"stretch": beta, "bending": beta, "shear": beta}}),
+            json!({"model": "rayleigh", "beta": beta}),
+        ]
+        .map(|damping| s.spawn(move || kinetic_energies(&scene(damping))))
+        .map(|h| h.join().unwrap())
     });
     let [i_none, i_sr, i_r] = [&none, &strain_rate, &rayleigh].map(|k| integral(k));
     eprintln!(
