@@ -166,26 +166,124 @@ pub struct SlidingAnchor {
     pub material: usize,
 }
 
+/// Plane-stress moduli of a membrane in its rest frame's axes (N/m for
+/// stiffness, N·s/m for damping), for the Green strain written as
+/// `ε = (E₀₀, E₁₁, √2 E₀₁)`: the energy (or dissipation) density is
+/// `½ εᵀ C ε` with
+/// `C = [[c11, c12, 0], [c12, c22, 0], [0, 0, 2 shear]]`, i.e.
+/// `½ (c11 E₀₀² + 2 c12 E₀₀ E₁₁ + c22 E₁₁²) + 2 shear E₀₁²`.
+///
+/// The isotropic StVK density `λ/2 tr(E)² + μ tr(E²)` [SBO18 eq. 13] is
+/// [`MembraneModuli::isotropic`]; a woven fabric, whose warp and weft run
+/// along the rest frame's axes and whose in-plane shear rigidity is a few
+/// thousandths of its tensile rigidity, is
+/// [`MembraneModuli::orthotropic`] (no isotropic membrane can have that:
+/// `E ≤ 4μ` in 2D).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MembraneModuli {
+    /// Tensile modulus along the rest frame's first axis.
+    pub c11: f64,
+    /// Tensile modulus along the rest frame's second axis.
+    pub c22: f64,
+    /// Coupling (Poisson) modulus between the two axes.
+    pub c12: f64,
+    /// In-plane shear modulus: `σ₀₁ = shear · γ` with the engineering shear
+    /// strain `γ = 2 E₀₁` (KES-F's `G`, shear force per width over the
+    /// shear angle).
+    pub shear: f64,
+}
+
+impl MembraneModuli {
+    /// No stiffness (or no damping).
+    pub const ZERO: Self = MembraneModuli {
+        c11: 0.0,
+        c22: 0.0,
+        c12: 0.0,
+        shear: 0.0,
+    };
+
+    /// The isotropic StVK moduli of Lamé parameters `λ, μ` [SBO18 eq. 13]:
+    /// `c11 = c22 = λ + 2μ`, `c12 = λ`, `shear = μ`.
+    pub fn isotropic(lambda: f64, mu: f64) -> Self {
+        MembraneModuli {
+            c11: lambda + 2.0 * mu,
+            c22: lambda + 2.0 * mu,
+            c12: lambda,
+            shear: mu,
+        }
+    }
+
+    /// Plane-stress orthotropic moduli from the tensile stiffnesses per
+    /// width `e1`, `e2` along the two axes (N/m), the Poisson ratio `nu12`
+    /// (strain along axis 2 over strain along axis 1 under a stress along
+    /// axis 1; `ν₂₁ = ν₁₂ e2 / e1`) and the shear stiffness `g` (N/m):
+    /// `c11 = e1 / d`, `c22 = e2 / d`, `c12 = ν₁₂ e2 / d` with
+    /// `d = 1 - ν₁₂ ν₂₁`, `shear = g`.
+    pub fn orthotropic(e1: f64, e2: f64, nu12: f64, g: f64) -> Self {
+        let d = 1.0 - nu12 * nu12 * e2 / e1;
+        MembraneModuli {
+            c11: e1 / d,
+            c22: e2 / d,
+            c12: nu12 * e2 / d,
+            shear: g,
+        }
+    }
+
+    /// Every modulus times `beta` (the strain-rate damping of the
+    /// Rayleigh analogy [SBO18 eq. 12], `C_d = β C`).
+    pub fn scaled(self, beta: f64) -> Self {
+        MembraneModuli {
+            c11: beta * self.c11,
+            c22: beta * self.c22,
+            c12: beta * self.c12,
+            shear: beta * self.shear,
+        }
+    }
+
+    /// Whether every modulus is zero (no damping).
+    pub fn is_zero(&self) -> bool {
+        *self == Self::ZERO
+    }
+
+    /// The larger tensile modulus, `max(c11, c22)`.
+    pub fn max_tensile(&self) -> f64 {
+        self.c11.max(self.c22)
+    }
+
+    /// `C` (3x3) in the basis `ε = (E₀₀, E₁₁, √2 E₀₁)` (type docs).
+    pub fn matrix(&self) -> nalgebra::Matrix3<f64> {
+        nalgebra::Matrix3::new(
+            self.c11,
+            self.c12,
+            0.0,
+            self.c12,
+            self.c22,
+            0.0,
+            0.0,
+            0.0,
+            2.0 * self.shear,
+        )
+    }
+}
+
 /// A Saint-Venant–Kirchhoff membrane triangle of triangle-mesh cloth with
 /// strain-rate dissipation [SBO18 §4, eq. 13-16] (the element is
-/// `weft_potentials::stvk::Stvk`). Its nodes carry positions only.
+/// `weft_potentials::stvk::Stvk`), isotropic or orthotropic in its rest
+/// frame's axes ([`MembraneModuli`]). Its nodes carry positions only.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MembraneTriangle {
     /// The three nodes.
     pub nodes: [usize; 3],
-    /// Rest positions of the nodes in the flat 2D rest frame (m).
+    /// Rest positions of the nodes in the flat 2D rest frame (m); an
+    /// orthotropic membrane's axes are this frame's.
     pub rest: [[f64; 2]; 3],
-    /// Lamé membrane moduli `λ, μ` (N/m) [SBO18 eq. 13]; `μ > 0`,
-    /// `λ > -μ`.
-    pub lambda: f64,
-    /// See [`MembraneTriangle::lambda`].
-    pub mu: f64,
-    /// Damping moduli `λ_d, μ_d` (N·s/m) of the strain-rate dissipation
-    /// potential [SBO18 eq. 15]; both 0 for none. The Rayleigh analogy
-    /// [SBO18 eq. 12] is `λ_d = β λ`, `μ_d = β μ`.
-    pub lambda_d: f64,
-    /// See [`MembraneTriangle::lambda_d`].
-    pub mu_d: f64,
+    /// Elastic moduli (N/m) [SBO18 eq. 13]; `C` positive definite.
+    pub stiffness: MembraneModuli,
+    /// Strain-rate damping moduli (N·s/m) of the dissipation potential
+    /// [SBO18 eq. 15]; [`MembraneModuli::ZERO`] for none, else `C_d`
+    /// positive definite. The Rayleigh analogy [SBO18 eq. 12] is
+    /// `stiffness.scaled(β)`.
+    pub damping: MembraneModuli,
     /// Rayleigh stiffness-proportional damping `β` (s) on the membrane,
     /// `f = -β K⁺ q̇` with the PSD-projected membrane Hessian: the baseline
     /// of [SBO18 §3.5, Fig. 3]; 0 for none.

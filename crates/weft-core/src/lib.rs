@@ -26,9 +26,9 @@ pub mod preset;
 pub use builder::{FabricBuilder, PanelNode, Weave, WovenPanelSpec, WovenPatchSpec, YarnSpec};
 pub use error::ModelError;
 pub use fabric::{
-    BendingElement, DOFS_PER_NODE, Elements, Fabric, Family, MembraneTriangle, NodeSelector,
-    ObjectInfo, ObjectKind, PatchEdge, Segment, ShearElement, ShellHinge, SlidingAnchor, State,
-    U_SLOT, V_SLOT, Yarn,
+    BendingElement, DOFS_PER_NODE, Elements, Fabric, Family, MembraneModuli, MembraneTriangle,
+    NodeSelector, ObjectInfo, ObjectKind, PatchEdge, Segment, ShearElement, ShellHinge,
+    SlidingAnchor, State, U_SLOT, V_SLOT, Yarn,
 };
 pub use material::{Damping, Friction, Material, ModeCoefficients};
 pub use preset::{FabricPreset, FabricProperties};

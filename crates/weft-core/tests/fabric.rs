@@ -424,3 +424,43 @@ fn woven_panel_bad_pieces_are_named() {
     let e = err_of(b.add_woven_panel(&spec));
     assert!(e.contains("node 5 lies on no yarn"), "{e}");
 }
+
+/// `MembraneModuli::isotropic(λ, μ)` is SBO18 eq. 13's density
+/// `λ/2 tr(E)² + μ tr(E²)` as `½ εᵀ C ε` with `ε = (E₀₀, E₁₁, √2 E₀₁)`, and
+/// `MembraneModuli::orthotropic` inverts the plane-stress compliance
+/// `[[1/E₁, -ν₁₂/E₁], [-ν₁₂/E₁, 1/E₂]]` with shear energy `½ G γ²`.
+#[test]
+fn membrane_moduli_match_their_densities() {
+    use weft_core::MembraneModuli;
+    let (lambda, mu) = (300.0, 500.0);
+    let iso = MembraneModuli::isotropic(lambda, mu).matrix();
+    let ortho = MembraneModuli::orthotropic(2e4, 1.5e4, 0.2, 50.0);
+    for e in [[0.01, -0.02, 0.005], [0.0, 0.0, 0.3], [-0.1, 0.2, -0.05]] {
+        let eps = nalgebra::Vector3::new(e[0], e[1], std::f64::consts::SQRT_2 * e[2]);
+        let tr = e[0] + e[1];
+        let tr2 = e[0] * e[0] + e[1] * e[1] + 2.0 * e[2] * e[2];
+        let expected = 0.5 * lambda * tr * tr + mu * tr2;
+        let got = 0.5 * eps.dot(&(iso * eps));
+        assert!(
+            (got - expected).abs() <= 1e-12 * expected,
+            "{got} vs {expected}"
+        );
+        // Shear: ½ G γ² with γ = 2 E₀₁.
+        let shear = 0.5 * eps[2] * ortho.matrix()[(2, 2)] * eps[2];
+        let expected = 0.5 * 50.0 * (2.0 * e[2]) * (2.0 * e[2]);
+        assert!((shear - expected).abs() <= 1e-12 * expected.max(1e-30));
+    }
+    let c = ortho.matrix().fixed_view::<2, 2>(0, 0).into_owned();
+    let compliance = nalgebra::Matrix2::new(1.0 / 2e4, -0.2 / 2e4, -0.2 / 2e4, 1.0 / 1.5e4);
+    let product = c * compliance;
+    assert!(
+        (product - nalgebra::Matrix2::identity()).amax() < 1e-12,
+        "{product}"
+    );
+    assert_eq!(
+        MembraneModuli::isotropic(1.0, 2.0).scaled(0.5),
+        MembraneModuli::isotropic(0.5, 1.0)
+    );
+    assert!(MembraneModuli::ZERO.is_zero() && !ortho.is_zero());
+    assert_eq!(ortho.max_tensile(), ortho.c11);
+}

@@ -11,14 +11,16 @@
 //! `F`) and `∂²E_ab/∂x_k∂x_l = ½(b_k[a] b_l[b] + b_k[b] b_l[a]) I₃`, constant.
 //!
 //! The StVK energy density [SBO18 eq. 13]
-//! `Ψ = λ/2 tr(E)² + μ tr(E²) = ½ εᵀ C ε`, `C = λ (1,1,0)(1,1,0)ᵀ + 2μ I`,
-//! is written with the Cholesky factor `C = L Lᵀ` as `½ |Lᵀ ε|²`, so the
+//! `Ψ = λ/2 tr(E)² + μ tr(E²) = ½ εᵀ C ε`, `C = λ (1,1,0)(1,1,0)ᵀ + 2μ I`
+//! ([`isotropic`]; any symmetric positive definite `C` is taken, e.g. an
+//! orthotropic woven fabric's with its warp and weft along the rest
+//! frame's axes), is written with the Cholesky factor `C = L Lᵀ` as `½ |Lᵀ ε|²`, so the
 //! element is the generic `V = ½ Ω k |ε'|²` of [`crate::element`] with
 //! `ε' = Lᵀ ε`, `k = 1` and the measure `Ω = A` (rest area, m²): energy,
 //! gradient, exact Hessian and the PSD-projected Hessian come from
 //! [`crate::elastic`] and [`crate::elastic_projected_generic`]. The
 //! dissipation potential [SBO18 eq. 15]
-//! `Ψ_d = λ_d/2 tr(Ė)² + μ_d tr(Ė²)` is the generic `W = ½ Ω |ε̇'_d|²` with
+//! `Ψ_d = λ_d/2 tr(Ė)² + μ_d tr(Ė²) = ½ ε̇ᵀ C_d ε̇` is the generic `W = ½ Ω |ε̇'_d|²` with
 //! `ε'_d = L_dᵀ ε`; its stress `S_d = C_d ε̇` [SBO18 eq. 16] weights the
 //! strain Hessians in the position Jacobian, whose negative eigenvalues are
 //! clamped [SBO18 §3.4] by [`crate::dissipation`].
@@ -77,45 +79,52 @@ impl TriangleRest {
 pub struct Stvk {
     /// Rest shape.
     rest: TriangleRest,
-    /// `Lᵀ` with `L Lᵀ = C(λ, μ)`.
+    /// `Lᵀ` with `L Lᵀ = C`.
     lt: Matrix3<f64>,
-    /// `L_dᵀ` with `L_d L_dᵀ = C(λ_d, μ_d)`, or `None` without damping.
+    /// `L_dᵀ` with `L_d L_dᵀ = C_d`, or `None` without damping.
     lt_d: Option<Matrix3<f64>>,
 }
 
-/// `Lᵀ` of the Cholesky factor of `C = λ (1,1,0)(1,1,0)ᵀ + 2μ I`, or `None`
-/// unless `μ > 0` and `λ > -μ` (C positive definite).
-fn factor(lambda: f64, mu: f64) -> Option<Matrix3<f64>> {
-    if !(mu > 0.0 && lambda > -mu && lambda.is_finite() && mu.is_finite()) {
+/// `Lᵀ` of the Cholesky factor of `c`, or `None` unless `c` is finite,
+/// symmetric and positive definite (smallest eigenvalue above 1e-12 of the
+/// largest, so a singular `C` is refused whatever the round-off).
+fn factor(c: &Matrix3<f64>) -> Option<Matrix3<f64>> {
+    if !(c.iter().all(|v| v.is_finite()) && (c - c.transpose()).amax() <= 1e-12 * c.amax()) {
         return None;
     }
-    let one = Vector3::new(1.0, 1.0, 0.0);
-    let c = one * one.transpose() * lambda + Matrix3::identity() * (2.0 * mu);
+    let eig = c.symmetric_eigenvalues();
+    if eig.min() <= 1e-12 * eig.amax() {
+        return None;
+    }
     c.cholesky().map(|ch| ch.l().transpose())
 }
 
+/// `C = λ (1,1,0)(1,1,0)ᵀ + 2μ I` of the isotropic StVK density
+/// `λ/2 tr(E)² + μ tr(E²)` [SBO18 eq. 13] in the basis
+/// `ε = (E₀₀, E₁₁, √2 E₀₁)`.
+pub fn isotropic(lambda: f64, mu: f64) -> Matrix3<f64> {
+    let one = Vector3::new(1.0, 1.0, 0.0);
+    one * one.transpose() * lambda + Matrix3::identity() * (2.0 * mu)
+}
+
 impl Stvk {
-    /// A triangle with rest vertices `rest` (m, 2D rest frame), Lamé
-    /// membrane moduli `lambda`, `mu` (N/m) and damping moduli `lambda_d`,
-    /// `mu_d` (N·s/m; both 0 for no damping) [SBO18 eq. 13, 15].
+    /// A triangle with rest vertices `rest` (m, 2D rest frame), elastic
+    /// moduli `c` (N/m) and damping moduli `c_d` (N·s/m; zero for no
+    /// damping) as 3x3 matrices in the basis `ε = (E₀₀, E₁₁, √2 E₀₁)`: the
+    /// densities `Ψ = ½ εᵀ C ε` [SBO18 eq. 13, generalised to orthotropic
+    /// moduli in the rest frame's axes] and `Ψ_d = ½ ε̇ᵀ C_d ε̇` [SBO18
+    /// eq. 15] ([`isotropic`] gives SBO18's `C(λ, μ)`).
     ///
     /// Returns `None` for a degenerate rest triangle (area not above
-    /// 1e-14 m² or non-finite), elastic moduli with `C` not positive
-    /// definite (`μ > 0`, `λ > -μ` required), or damping moduli that are
-    /// neither both zero nor positive definite.
-    pub fn new(
-        rest: [[f64; 2]; 3],
-        lambda: f64,
-        mu: f64,
-        lambda_d: f64,
-        mu_d: f64,
-    ) -> Option<Self> {
+    /// 1e-14 m² or non-finite), `c` not symmetric positive definite, or
+    /// `c_d` neither zero nor symmetric positive definite.
+    pub fn new(rest: [[f64; 2]; 3], c: &Matrix3<f64>, c_d: &Matrix3<f64>) -> Option<Self> {
         let rest = TriangleRest::new(rest)?;
-        let lt = factor(lambda, mu)?;
-        let lt_d = if lambda_d == 0.0 && mu_d == 0.0 {
+        let lt = factor(c)?;
+        let lt_d = if c_d.iter().all(|&v| v == 0.0) {
             None
         } else {
-            Some(factor(lambda_d, mu_d)?)
+            Some(factor(c_d)?)
         };
         Some(Stvk { rest, lt, lt_d })
     }

@@ -1,10 +1,11 @@
 //! StVK membrane triangle [SBO18 §4, eq. 13-16]: derivatives against finite
 //! differences, closed forms for stretch and shear, invariance under rigid
-//! motion (energy and dissipation), PSD projection, refused inputs.
+//! motion (energy and dissipation), PSD projection, refused inputs; the
+//! same for an orthotropic (woven) membrane.
 
-use nalgebra::{Rotation3, SMatrix, SVector, Vector3};
+use nalgebra::{Matrix3, Rotation3, SMatrix, SVector, Vector3};
 use proptest::prelude::*;
-use weft_potentials::stvk::{DOFS, Stvk};
+use weft_potentials::stvk::{DOFS, Stvk, isotropic};
 use weft_potentials::testing::{fd_gradient, fd_jacobian, rel_error};
 
 /// Membrane moduli (N/m), of the order of a woven cotton's tensile rigidity.
@@ -17,7 +18,26 @@ const MU_D: f64 = 20.0;
 const REST: [[f64; 2]; 3] = [[0.0, 0.0], [0.01, 0.0], [0.002, 0.008]];
 
 fn tri() -> Stvk {
-    Stvk::new(REST, LAMBDA, MU, LAMBDA_D, MU_D).unwrap()
+    Stvk::new(REST, &isotropic(LAMBDA, MU), &isotropic(LAMBDA_D, MU_D)).unwrap()
+}
+
+/// Orthotropic moduli of a woven fabric in the rest frame's axes (N/m):
+/// tensile `C11`, `C22`, Poisson coupling `C12`, and a shear stiffness
+/// `G` a hundredth of the tensile, as woven cotton's KES-F values have
+/// (`weft_core::preset`).
+const C11: f64 = 800.0;
+const C22: f64 = 600.0;
+const C12: f64 = 50.0;
+const G: f64 = 8.0;
+/// Damping time of the orthotropic triangle's `C_d = β C` (s).
+const BETA: f64 = 0.02;
+
+fn ortho_c() -> Matrix3<f64> {
+    Matrix3::new(C11, C12, 0.0, C12, C22, 0.0, 0.0, 0.0, 2.0 * G)
+}
+
+fn ortho() -> Stvk {
+    Stvk::new(REST, &ortho_c(), &(ortho_c() * BETA)).unwrap()
 }
 
 fn placed(x: [[f64; 3]; 3]) -> SVector<f64, DOFS> {
@@ -52,8 +72,11 @@ proptest! {
         let m = SMatrix::<f64, 3, 3>::identity() + SMatrix::<f64, 3, 3>::from_row_slice(&a);
         let q = config(m, Vector3::new(0.1, 0.2, -0.3), &p);
         let qdot = SVector::<f64, DOFS>::from_column_slice(&v);
-        let t = tri();
         let h = 1e-8;
+        for (t, moduli, damping) in [
+            (tri(), LAMBDA + MU, LAMBDA_D + MU_D),
+            (ortho(), C11, BETA * C11),
+        ] {
         let s = t.green_strain(&q);
         let j_fd = fd_jacobian(|q| t.green_strain(q).value, &q, h);
         prop_assert!(rel_error(&s.jacobian, &j_fd, 1.0) < 1e-6);
@@ -62,7 +85,7 @@ proptest! {
             prop_assert!(rel_error(&s.hessians[c], &h_fd, 1e2) < 1e-6, "strain Hessian {c}");
         }
         let e = t.elastic(&q);
-        let scale = (LAMBDA + MU) * t.area() / 0.01;
+        let scale = moduli * t.area() / 0.01;
         let g_fd = fd_gradient(|q| t.elastic(q).energy, &q, h);
         prop_assert!(rel_error(&e.gradient, &g_fd, scale * 1e-2) < 1e-6, "gradient");
         let k_fd = fd_jacobian(|q| t.elastic(q).gradient, &q, h);
@@ -71,7 +94,7 @@ proptest! {
         // Dissipation: f = -∂W/∂q̇, ∂f/∂q̇.
         let d = t.dissipation(&q, &qdot).unwrap();
         let f_fd = -fd_gradient(|qd| t.dissipation(&q, qd).unwrap().potential, &qdot, 1e-6);
-        let dscale = (LAMBDA_D + MU_D) * t.area() / 0.01;
+        let dscale = damping * t.area() / 0.01;
         prop_assert!(rel_error(&d.force, &f_fd, dscale * 1e-2) < 1e-6, "force");
         let jv_fd = fd_jacobian(|qd| t.dissipation(&q, qd).unwrap().force, &qdot, 1e-6);
         prop_assert!(rel_error(&d.velocity_jacobian, &jv_fd, dscale / 0.01 * 1e-2) < 1e-6);
@@ -83,6 +106,7 @@ proptest! {
         prop_assert_eq!(ep.energy, e.energy);
         prop_assert_eq!(ep.gradient, e.gradient);
         prop_assert!(ep.hessian.symmetric_eigenvalues().min() >= -1e-9 * ep.hessian.norm());
+        }
     }
 }
 
@@ -124,6 +148,51 @@ fn stretch_and_shear_closed_forms() {
             a * psi
         );
     }
+}
+
+/// The orthotropic membrane: uniaxial stretch by `s` along either axis costs
+/// `½ Cᵢᵢ Eᵢᵢ²`, and simple shear by `γ` (`E₀₁ = γ/2`, `E₁₁ = γ²/2`)
+/// costs `½ C22 E₁₁² + 2 G E₀₁²`, so the small-angle shear energy is
+/// `½ G γ²`, KES-F's `F = G γ` per width.
+#[test]
+fn orthotropic_closed_forms() {
+    let t = ortho();
+    let a = t.area();
+    for s in [0.9, 1.05, 1.3] {
+        let e = 0.5 * (s * s - 1.0);
+        for (axis, c) in [(0, C11), (1, C22)] {
+            let mut d = Vector3::new(1.0, 1.0, 1.0);
+            d[axis] = s;
+            let q = config(
+                SMatrix::<f64, 3, 3>::from_diagonal(&d),
+                Vector3::zeros(),
+                &[0.0; 9],
+            );
+            let expected = a * 0.5 * c * e * e;
+            let got = t.elastic(&q).energy;
+            assert!(
+                (got - expected).abs() <= 1e-12 * expected,
+                "axis {axis}, s {s}: {got} vs {expected}"
+            );
+        }
+    }
+    for g in [1e-3, 0.05, 0.2] {
+        let mut m = SMatrix::<f64, 3, 3>::identity();
+        m[(0, 1)] = g;
+        let q = config(m, Vector3::zeros(), &[0.0; 9]);
+        let (e11, e01) = (0.5 * g * g, 0.5 * g);
+        let expected = a * (0.5 * C22 * e11 * e11 + 2.0 * G * e01 * e01);
+        let got = t.elastic(&q).energy;
+        assert!(
+            (got - expected).abs() <= 1e-12 * expected,
+            "γ {g}: {got} vs {expected}"
+        );
+    }
+    let mut m = SMatrix::<f64, 3, 3>::identity();
+    m[(0, 1)] = 1e-3;
+    let q = config(m, Vector3::zeros(), &[0.0; 9]);
+    let small = t.elastic(&q).energy / (a * 0.5 * G * 1e-6);
+    assert!((small - 1.0).abs() < 1e-3, "small-angle shear: {small}");
 }
 
 /// Rigid motion: no energy, no force; a rigidly moving triangle (any
@@ -180,21 +249,19 @@ fn projection_is_exact_under_tension() {
 
 #[test]
 fn degenerate_triangles_and_bad_moduli_are_refused() {
-    assert!(Stvk::new([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]], LAMBDA, MU, 0.0, 0.0).is_none());
-    assert!(
-        Stvk::new(
-            [[0.0, 0.0], [f64::NAN, 0.0], [0.0, 1.0]],
-            LAMBDA,
-            MU,
-            0.0,
-            0.0
-        )
-        .is_none()
-    );
-    assert!(Stvk::new(REST, LAMBDA, 0.0, 0.0, 0.0).is_none());
-    assert!(Stvk::new(REST, -MU, MU, 0.0, 0.0).is_none());
-    assert!(Stvk::new(REST, LAMBDA, MU, 1.0, -1.0).is_none());
-    let undamped = Stvk::new(REST, LAMBDA, MU, 0.0, 0.0).unwrap();
+    let (c, zero) = (isotropic(LAMBDA, MU), Matrix3::zeros());
+    assert!(Stvk::new([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]], &c, &zero).is_none());
+    assert!(Stvk::new([[0.0, 0.0], [f64::NAN, 0.0], [0.0, 1.0]], &c, &zero).is_none());
+    assert!(Stvk::new(REST, &isotropic(LAMBDA, 0.0), &zero).is_none());
+    assert!(Stvk::new(REST, &isotropic(-MU, MU), &zero).is_none());
+    assert!(Stvk::new(REST, &c, &isotropic(1.0, -1.0)).is_none());
+    let mut asymmetric = ortho_c();
+    asymmetric[(0, 1)] = -C12;
+    assert!(Stvk::new(REST, &asymmetric, &zero).is_none());
+    let mut nan = ortho_c();
+    nan[(2, 2)] = f64::NAN;
+    assert!(Stvk::new(REST, &nan, &zero).is_none());
+    let undamped = Stvk::new(REST, &c, &zero).unwrap();
     assert!(
         undamped
             .dissipation(&placed([[0.0; 3]; 3]), &SVector::zeros())

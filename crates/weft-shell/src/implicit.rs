@@ -12,11 +12,12 @@
 //! [`weft_core::ShellHinge`] per interior edge. Everything else (time step,
 //! Newton tolerance, colliders) is the solver's.
 //!
-//! The membrane is isotropic: a woven fabric's in-plane shear stiffness is
-//! about a tenth of its tensile stiffness, which no isotropic membrane can
-//! have (`E ≤ 4μ` in 2D), so [`ShellMaterial`] takes the tensile stiffness
-//! and a Poisson ratio and leaves the measured shear rigidity to the yarn
-//! model.
+//! The membrane is orthotropic in the rest frame's axes when
+//! [`ShellMaterial::shear_modulus`] is given (a woven fabric with its warp
+//! and weft along those axes: tensile `E t` along both, the measured shear
+//! rigidity `G`, a few thousandths of `E t` for cotton, which no isotropic
+//! membrane can have since `E ≤ 4μ` in 2D), and isotropic StVK [SBO18
+//! eq. 13] with a Poisson ratio otherwise ([`weft_core::MembraneModuli`]).
 
 use crate::ShellError;
 use crate::mesh::ClothMesh;
@@ -24,8 +25,8 @@ use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use weft_core::{
-    DOFS_PER_NODE, Elements, Fabric, FabricPreset, FabricProperties, MembraneTriangle, ObjectInfo,
-    ObjectKind, ShellHinge, State,
+    DOFS_PER_NODE, Elements, Fabric, FabricPreset, FabricProperties, MembraneModuli,
+    MembraneTriangle, ObjectInfo, ObjectKind, ShellHinge, State,
 };
 use weft_potentials::hinge::Hinge;
 use weft_potentials::stvk::Stvk;
@@ -46,7 +47,8 @@ pub enum MembraneDamping {
     },
     /// Strain-rate dissipation `Ψ_d = λ_d/2 tr(Ė)² + μ_d tr(Ė²)` [SBO18
     /// eq. 15] tuned to Rayleigh's `β` by the analogy of [SBO18 eq. 12]:
-    /// `λ_d = β λ`, `μ_d = β μ`.
+    /// `λ_d = β λ`, `μ_d = β μ` (for an orthotropic membrane, every
+    /// modulus times `β`).
     StrainRate {
         /// `β` (s).
         beta: f64,
@@ -55,8 +57,9 @@ pub enum MembraneDamping {
 
 /// Material of implicit triangle-mesh cloth (SI; unknown keys are errors
 /// when read from JSON). The default is cotton shirting
-/// ([`FabricPreset::Cotton`], KES-F values, DESIGN §2) with Poisson ratio
-/// 0.3 and strain-rate damping `β = 3 ms`.
+/// ([`FabricPreset::Cotton`], KES-F values, DESIGN §2, orthotropic:
+/// [`ShellMaterial::from_properties`]) with strain-rate damping
+/// `β = 3 ms`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ShellMaterial {
@@ -65,8 +68,17 @@ pub struct ShellMaterial {
     /// Tensile stiffness per width `E t` (N/m): the membrane's Young's
     /// modulus times its thickness.
     pub stretch_modulus: f64,
-    /// Poisson ratio `ν` of the membrane, in `[0, 0.5)`.
+    /// Poisson ratio `ν` of the membrane, in `[0, 0.5)` (`ν₁₂` of an
+    /// orthotropic one).
     pub poisson_ratio: f64,
+    /// In-plane shear stiffness `G` (N/m, KES-F's shear force per width
+    /// over the shear angle) of an orthotropic membrane whose two yarn
+    /// families run along the rest frame's axes, each with tensile
+    /// stiffness `stretch_modulus`
+    /// ([`MembraneModuli::orthotropic`]); `None` for an isotropic one
+    /// ([`MembraneModuli::isotropic`] with the Lamé moduli of
+    /// [`ShellMaterial::lame`]).
+    pub shear_modulus: Option<f64>,
     /// Bending rigidity `B` (N·m) of the hinges (the plate's `D`; the
     /// hinge energy on a regular mesh is about three times the plate's,
     /// `weft_potentials::hinge`).
@@ -88,25 +100,45 @@ impl Default for ShellMaterial {
 }
 
 impl ShellMaterial {
-    /// The membrane of measured fabric properties: `ρ_A`, `E t` = the
-    /// tensile stiffness per width and `B` = the bending rigidity per width,
-    /// `ν = 0.3`, no damping. The shear rigidity is not used (module docs).
+    /// The woven fabric of measured properties as an orthotropic membrane
+    /// with its warp and weft along the rest frame's axes: `ρ_A`, `E t` =
+    /// the tensile stiffness per width, `G` = the shear rigidity, `B` = the
+    /// bending rigidity per width, `ν = 0` (the yarn model's warp and weft
+    /// are uncoupled too; KES-F gives no Poisson ratio), no damping.
     pub fn from_properties(p: &FabricProperties) -> Self {
         ShellMaterial {
             areal_density: p.areal_density,
             stretch_modulus: p.tensile,
-            poisson_ratio: 0.3,
+            poisson_ratio: 0.0,
+            shear_modulus: Some(p.shear),
             bending_rigidity: p.bending,
             membrane_damping: MembraneDamping::None,
             bending_damping: 0.0,
         }
     }
 
-    /// Plane-stress Lamé moduli `(λ, μ)` (N/m):
+    /// Plane-stress Lamé moduli `(λ, μ)` (N/m) of the isotropic membrane:
     /// `λ = E t ν / (1 - ν²)`, `μ = E t / (2 (1 + ν))`.
     pub fn lame(&self) -> (f64, f64) {
         let (e, nu) = (self.stretch_modulus, self.poisson_ratio);
         (e * nu / (1.0 - nu * nu), e / (2.0 * (1.0 + nu)))
+    }
+
+    /// The membrane's elastic moduli (N/m): orthotropic with `G` =
+    /// [`ShellMaterial::shear_modulus`] when given, else isotropic.
+    pub fn moduli(&self) -> MembraneModuli {
+        match self.shear_modulus {
+            Some(g) => MembraneModuli::orthotropic(
+                self.stretch_modulus,
+                self.stretch_modulus,
+                self.poisson_ratio,
+                g,
+            ),
+            None => {
+                let (lambda, mu) = self.lame();
+                MembraneModuli::isotropic(lambda, mu)
+            }
+        }
     }
 
     /// Checks the documented ranges.
@@ -119,6 +151,7 @@ impl ShellMaterial {
         let positive = [
             ("areal_density", self.areal_density),
             ("stretch_modulus", self.stretch_modulus),
+            ("shear_modulus", self.shear_modulus.unwrap_or(1.0)),
         ];
         for (name, v) in positive {
             if !(v > 0.0 && v.is_finite()) {
@@ -202,11 +235,11 @@ pub fn shell_fabric(
 ) -> Result<Fabric, ShellError> {
     material.validate()?;
     let n = mesh.vertex_count();
-    let (lambda, mu) = material.lame();
-    let (lambda_d, mu_d, rayleigh_beta) = match material.membrane_damping {
-        MembraneDamping::None => (0.0, 0.0, 0.0),
-        MembraneDamping::Rayleigh { beta } => (0.0, 0.0, beta),
-        MembraneDamping::StrainRate { beta } => (beta * lambda, beta * mu, 0.0),
+    let stiffness = material.moduli();
+    let (damping, rayleigh_beta) = match material.membrane_damping {
+        MembraneDamping::None => (MembraneModuli::ZERO, 0.0),
+        MembraneDamping::Rayleigh { beta } => (MembraneModuli::ZERO, beta),
+        MembraneDamping::StrainRate { beta } => (stiffness.scaled(beta), 0.0),
     };
     let rest = mesh.rest();
     let triangles = mesh
@@ -218,14 +251,12 @@ pub fn shell_fabric(
             let tri = MembraneTriangle {
                 nodes,
                 rest: nodes.map(|v| rest[v]),
-                lambda,
-                mu,
-                lambda_d,
-                mu_d,
+                stiffness,
+                damping,
                 rayleigh_beta,
             };
             // The element's own validation, so the assembler cannot fail.
-            Stvk::new(tri.rest, lambda, mu, lambda_d, mu_d)
+            Stvk::new(tri.rest, &stiffness.matrix(), &damping.matrix())
                 .map(|_| tri)
                 .ok_or(ShellError::DegenerateTriangle {
                     triangle: i,
@@ -307,7 +338,7 @@ pub enum Fig3Motion {
 pub const FIG3_SIDE: f64 = 0.3;
 
 /// The material of the SBO18 Fig. 3 patch, ours (SBO18 gives none): a soft
-/// membrane (`E t` = 100 N/m, `ν` = 0.3, `ρ_A` = 0.15 kg/m²,
+/// isotropic membrane (`E t` = 100 N/m, `ν` = 0.3, `ρ_A` = 0.15 kg/m²,
 /// `B` = 1e-5 N·m) whose stretch oscillation under its own weight is slow
 /// enough (a period of about 50 ms) to be resolved by the time step, with
 /// the membrane damping `damping` and none on bending, as in SBO18.
@@ -316,6 +347,7 @@ pub fn fig3_material(damping: MembraneDamping) -> ShellMaterial {
         areal_density: 0.15,
         stretch_modulus: 100.0,
         poisson_ratio: 0.3,
+        shear_modulus: None,
         bending_rigidity: 1e-5,
         membrane_damping: damping,
         bending_damping: 0.0,

@@ -33,19 +33,22 @@ fn rng(seed: u64) -> impl FnMut() -> f64 {
     weft_potentials::testing::xorshift(seed)
 }
 
-/// On a crumpled 4 x 4 patch with every element active (membrane with
-/// strain-rate or Rayleigh damping, hinges with bending damping, point
+/// On a crumpled 4 x 4 patch with every element active (isotropic membrane
+/// with strain-rate or Rayleigh damping, the orthotropic woven membrane
+/// with strain-rate damping, hinges with bending damping, point
 /// masses, gravity) the assembled matrix is the derivative of the residual
 /// at `v = 0` (exact Hessians), checked by central differences in random
 /// directions: relative error < 1e-6.
 #[test]
 fn matrix_is_derivative_of_residual() {
-    for damping in [
-        MembraneDamping::StrainRate { beta: 0.01 },
-        MembraneDamping::Rayleigh { beta: 0.01 },
+    for (damping, shear) in [
+        (MembraneDamping::StrainRate { beta: 0.01 }, None),
+        (MembraneDamping::Rayleigh { beta: 0.01 }, None),
+        (MembraneDamping::StrainRate { beta: 0.01 }, Some(0.5)),
     ] {
         let mut m = material(damping);
         m.bending_damping = 0.05;
+        m.shear_modulus = shear;
         let fabric = shell_fabric(&patch(0.03, 4, Vector3::z()), &m, &[]).unwrap();
         assert_eq!(fabric.elements.triangles.len(), 18);
         let mut asm = Assembler::new(fabric, G);
@@ -91,6 +94,65 @@ fn matrix_is_derivative_of_residual() {
         let sub = nalgebra::DMatrix::from_fn(free.len(), free.len(), |i, j| ap[(free[i], free[j])]);
         assert!(sub.symmetric_eigenvalues().min() > 0.0);
     }
+}
+
+/// Cotton as the woven membrane of its KES-F values
+/// (`ShellMaterial::from_properties`: orthotropic, warp and weft along the
+/// rest frame's axes): a flat patch stretched by 1 % along either axis
+/// stores `A ½ E t E₀₀²`, and sheared by a small angle `γ` stores
+/// `A (½ E t E₁₁² + 2 G E₀₁²)` (`E₀₁ = γ/2`, `E₁₁ = γ²/2`), i.e. about
+/// `A ½ G γ²`: about 150 times less than an isotropic membrane of the same
+/// `E t` (`μ = E t / 2` at `ν = 0`), which cannot wrap a body.
+#[test]
+fn woven_membrane_is_soft_in_shear() {
+    let p = weft_core::FabricPreset::Cotton.properties();
+    let cotton = ShellMaterial::from_properties(&p);
+    let side = 0.1;
+    let area = side * side;
+    let mesh = patch(side, 6, Vector3::y());
+    let energy = |m: &ShellMaterial, map: &dyn Fn(Vector3<f64>) -> Vector3<f64>| {
+        let fabric = shell_fabric(&mesh, m, &[]).unwrap();
+        let mut q = vec![0.0; 5 * fabric.initial.x.len()];
+        for (i, x) in fabric.initial.x.iter().enumerate() {
+            q[5 * i..5 * i + 3].copy_from_slice(map(*x).as_slice());
+        }
+        let mut asm = Assembler::new(fabric, Vector3::zeros());
+        let (zero, mut res) = (vec![0.0; q.len()], vec![0.0; q.len()]);
+        asm.assemble(&q, &zero, &zero, 1e-3, &[], &mut res, false)
+            .0
+            .elastic
+    };
+    let s = 1.01;
+    let e00 = 0.5 * (s * s - 1.0);
+    let stretch = area * 0.5 * p.tensile * e00 * e00;
+    for axis in [0, 1] {
+        let got = energy(&cotton, &|mut x| {
+            x[axis] *= s;
+            x
+        });
+        assert!(
+            (got - stretch).abs() < 1e-9 * stretch,
+            "axis {axis}: {got} vs {stretch}"
+        );
+    }
+    // Small enough that the fibre stretch of simple shear (`E₁₁`) adds
+    // under 1 %: `E t γ² / (4 G)` = 0.25 %.
+    let g = 0.005;
+    let shear = |x: Vector3<f64>| Vector3::new(x[0] + g * x[1], x[1], x[2]);
+    let (e11, e01) = (0.5 * g * g, 0.5 * g);
+    let expected = area * (0.5 * p.tensile * e11 * e11 + 2.0 * p.shear * e01 * e01);
+    let got = energy(&cotton, &shear);
+    assert!(
+        (got - expected).abs() < 1e-9 * expected,
+        "{got} vs {expected}"
+    );
+    assert!((got / (area * 0.5 * p.shear * g * g) - 1.0).abs() < 0.01);
+    let isotropic = ShellMaterial {
+        shear_modulus: None,
+        ..cotton
+    };
+    let ratio = energy(&isotropic, &shear) / got;
+    assert!(ratio > 100.0, "isotropic over woven shear energy {ratio}");
 }
 
 /// A rectangle of `nu x nv` vertices has one hinge per interior edge:
@@ -233,6 +295,7 @@ fn cantilever_strip_sags_like_the_beam() {
         areal_density: 0.15,
         stretch_modulus: 1e3,
         poisson_ratio: 0.0,
+        shear_modulus: None,
         bending_rigidity: 1e-4,
         membrane_damping: MembraneDamping::StrainRate { beta: 0.01 },
         bending_damping: 0.05,

@@ -428,7 +428,7 @@ impl Assembler {
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                Stvk::new(t.rest, t.lambda, t.mu, t.lambda_d, t.mu_d).unwrap_or_else(|| {
+                Stvk::new(t.rest, &t.stiffness.matrix(), &t.damping.matrix()).unwrap_or_else(|| {
                     panic!("membrane triangle {i} ({t:?}) is degenerate or has invalid moduli")
                 })
             })

@@ -551,11 +551,11 @@ impl Simulation {
         // nodal force, and 1e-10 of the largest stretch stiffness (the
         // round-off of yarn tensions is ~1e-16 k_s, so a near-static scene
         // without gravity, such as sewing, still has a reachable target).
-        // Membrane triangles count with `(λ + 2μ)` times their first rest
-        // edge, the tension of a unit strain across it.
+        // Membrane triangles count with their larger tensile modulus times
+        // their first rest edge, the tension of a unit strain across it.
         let membrane = fabric.elements.triangles.iter().map(|t| {
             let [a, b, _] = t.rest;
-            (t.lambda + 2.0 * t.mu) * (b[0] - a[0]).hypot(b[1] - a[1])
+            t.stiffness.max_tensile() * (b[0] - a[0]).hypot(b[1] - a[1])
         });
         let stiffness_floor = fabric
             .materials
