@@ -19,6 +19,8 @@ pub enum ModelArg {
     Yarn,
     /// Triangle mesh, strain-based dynamics.
     Sbd,
+    /// Triangle mesh, implicit StVK membranes and discrete-shell bending.
+    Shell,
 }
 
 /// Arguments of `weft drape` (defaults: those of [`DrapeOptions`]).
@@ -48,10 +50,13 @@ pub struct DrapeArgs {
     /// frame.
     #[arg(long, default_value_t = 0.5)]
     pub settle: f64,
-    /// Cloth model: `yarn` (yarn-level, multilevel) or `sbd` (a triangle
-    /// mesh through the woven nodes at `--spacing`, strain-based dynamics
-    /// with LOD bending springs: a fast preview; no checkpoints, frames or
-    /// animated bodies).
+    /// Cloth model: `yarn` (yarn-level, multilevel), `shell` (a triangle
+    /// mesh through the woven nodes, implicit StVK membranes with
+    /// strain-rate damping and discrete-shell bending, through the yarn
+    /// model's pipeline: levels, checkpoints, frames, animated bodies) or
+    /// `sbd` (the same mesh at `--spacing`, strain-based dynamics with LOD
+    /// bending springs: a fast preview; no checkpoints, frames or animated
+    /// bodies).
     #[arg(long, value_enum, default_value = "yarn")]
     pub model: ModelArg,
     /// Factor on the fabric preset's strain-rate damping (all modes): 0.01
@@ -167,6 +172,7 @@ impl DrapeArgs {
             model: match self.model {
                 ModelArg::Yarn => DrapeModel::Yarn,
                 ModelArg::Sbd => DrapeModel::Sbd,
+                ModelArg::Shell => DrapeModel::Shell,
             },
             material: self.material,
             grade: self.grade,

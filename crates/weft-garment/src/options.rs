@@ -92,6 +92,10 @@ pub enum DrapeModel {
     /// A triangle mesh with strain-based dynamics \[SBD14\] and LOD bending
     /// springs \[Kim23\].
     Sbd,
+    /// A triangle mesh with implicit StVK membranes, strain-rate damping
+    /// \[SBO18 §4\] and discrete-shell bending, through the yarn model's
+    /// pipeline and solver (`crate::shell::shell_material`).
+    Shell,
 }
 
 /// Options of [`crate::drape`] and [`crate::drape_to_dir`]. Lengths the user
@@ -111,7 +115,11 @@ pub struct DrapeOptions {
     pub coarse_spacing_mm: f64,
     /// The body. Default: weft's mannequin.
     pub body: Body,
-    /// Cloth model: `yarn` (the default, everything below) or `sbd`: a
+    /// Cloth model: `yarn` (the default, everything below); `shell`: a
+    /// triangle mesh through the woven nodes with implicit StVK membranes
+    /// and discrete-shell hinges (`crate::shell::shell_material`), run by
+    /// the yarn model's pipeline (levels, sewing, attachments, relaxation,
+    /// checkpoints; no sliding); or `sbd`: a
     /// triangle mesh through the woven nodes at `spacing_mm` (one level),
     /// simulated with strain-based dynamics (`weft_shell`, the options in
     /// [`DrapeOptions::sbd`]), sewn for `sew_duration` without gravity and

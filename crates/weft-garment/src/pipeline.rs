@@ -737,6 +737,10 @@ pub(crate) struct LevelSim {
     pub(crate) cg: usize,
     /// When set, `(t, kinetic energy)` (s, J) after every accepted step.
     pub(crate) kinetic_trace: Option<Vec<[f64; 2]>>,
+    /// The woven garment's fabric when the simulated one is not it (the
+    /// `shell` model's triangles on the same nodes): outputs, frames and
+    /// the measures along yarns use it ([`LevelSim::woven`]).
+    pub(crate) woven: Option<Fabric>,
 }
 
 /// `½ Σ m_i |ẋ_i|²` (J) of lumped node masses `masses` (kg) and velocities
@@ -768,7 +772,14 @@ impl LevelSim {
             newton: 0,
             cg: 0,
             kinetic_trace: None,
+            woven: None,
         }
+    }
+
+    /// The woven fabric on the simulated nodes: [`LevelSim::woven`]'s, or
+    /// the simulated fabric itself.
+    pub(crate) fn woven(&self) -> &Fabric {
+        self.woven.as_ref().unwrap_or(&self.sim.assembler.fabric)
     }
 
     /// Advances to `t_end` (s), updating the force residual (the worst
@@ -789,6 +800,7 @@ impl LevelSim {
             newton,
             cg,
             kinetic_trace,
+            woven: _,
         } = self;
         sim.advance_to(t_end, |s, st| {
             let mut worst = 0.0f64;
@@ -1007,8 +1019,8 @@ impl<'a> Run<'a> {
             if let Err(e) = res {
                 progress.phase_end();
                 if let Some(out) = &self.out {
-                    let state = ls.sim.state();
-                    let fabric = &ls.sim.assembler.fabric;
+                    let fabric = ls.woven();
+                    let state = state_from(fabric, &ls.sim.q, &ls.sim.v);
                     weft_io::write_final_state(out.join("final_state.json"), &state, fabric)?;
                     write_preview(out, fabric, &state.x, Some(body))?;
                 }
@@ -1021,12 +1033,7 @@ impl<'a> Run<'a> {
                     out: self.out.clone(),
                 });
             }
-            self.frame(
-                *t_global + ls.sim.t - t0,
-                &ls.sim.assembler.fabric,
-                &ls.sim.q,
-                false,
-            )?;
+            self.frame(*t_global + ls.sim.t - t0, ls.woven(), &ls.sim.q, false)?;
             if relax && ls.sim.t - t0 >= r.min_time - 1e-9 && ls.is_static(r) {
                 converged = true;
                 break;
@@ -1037,7 +1044,7 @@ impl<'a> Run<'a> {
         }
         progress.phase_end();
         let dt = ls.sim.t - t0;
-        self.frame(*t_global + dt, &ls.sim.assembler.fabric, &ls.sim.q, true)?;
+        self.frame(*t_global + dt, ls.woven(), &ls.sim.q, true)?;
         *t_global += dt;
         Ok((dt, converged))
     }
@@ -1092,11 +1099,7 @@ impl<'a> Run<'a> {
         let mut worst = [0.0f64; 2];
         let mut check = |ls: &LevelSim| {
             let x = positions(&ls.sim.q);
-            let (n, sg) = penetrations(
-                &ls.sim.assembler.fabric,
-                &x,
-                &ls.sim.assembler.contact.colliders[0].0,
-            );
+            let (n, sg) = penetrations(ls.woven(), &x, &ls.sim.assembler.contact.colliders[0].0);
             worst = [worst[0].max(n), worst[1].max(sg)];
         };
         ls.kinetic_trace = Some(Vec::new());
@@ -1196,7 +1199,9 @@ impl<'a> Run<'a> {
             let level_offset = here.as_ref().map_or(0.0, |cp| cp.level_wall_s);
             let level_start = Instant::now();
             let mm = s * 1e3;
-            let sliding = mm <= opts.sliding_below_mm * (1.0 + 1e-9);
+            let shell = opts.model == crate::DrapeModel::Shell;
+            // The shell model has no arc-length coordinates to slide.
+            let sliding = !shell && mm <= opts.sliding_below_mm * (1.0 + 1e-9);
             let self_collision = mm <= opts.self_collision_below_mm * (1.0 + 1e-9);
             let garment = self.weave(&pattern, s, sliding)?;
             let nodes = garment.fabric.node_count();
@@ -1215,7 +1220,13 @@ impl<'a> Run<'a> {
                     body: body_name.clone(),
                     message: e.to_string(),
                 })?;
-            let mut fabric = garment.fabric.clone();
+            // The simulated fabric: the woven one, or (shell) triangles on
+            // its nodes with ties for the nodes no triangle holds.
+            let (mut fabric, stray_ties) = if shell {
+                crate::shell::implicit_fabric(&pattern, &garment, opts)?
+            } else {
+                (garment.fabric.clone(), Vec::new())
+            };
             // The level's starting state: carried from the coarser level
             // (or, resuming, as the checkpoint recorded it).
             let mut start_state: Option<(Vec<f64>, Vec<f64>)> = None;
@@ -1246,13 +1257,16 @@ impl<'a> Run<'a> {
                 fabric.initial = st;
             }
             let settings = relax_settings(opts.dt_max, opts.newton_tolerance);
-            let mut sim = Simulation::with_ties(fabric, gravity, settings, vec![], ties.clone());
+            let sim_ties = ties.iter().cloned().chain(stray_ties).collect();
+            let mut sim = Simulation::with_ties(fabric, gravity, settings, vec![], sim_ties);
             sim.assembler.contact.colliders = vec![(collider.clone(), margin)];
             // Segment contact while draping (sewing pulls panels around the
             // body from afar, where midpoints would only snag).
             sim.assembler.contact.segments = opts.segment_contact && level > 0;
             if self_collision {
-                let fabric = &sim.assembler.fabric;
+                // The woven segments (for the shell model: edges of its
+                // triangles) on the simulated nodes.
+                let fabric = &garment.fabric;
                 let d0 = (2.0 * radius + margin).max(LAYER_THICKNESS * s);
                 let detector =
                     layer_self_collision(fabric, &ties, d0).map_err(|e| GarmentError::Option {
@@ -1271,6 +1285,9 @@ impl<'a> Run<'a> {
             sim.assembler.tie_stiffness = TIE_FRACTION * k_s / gap0;
             sim.assembler.tie_damping = 0.1 * sim.assembler.tie_stiffness;
             let mut ls = LevelSim::new(sim);
+            if shell {
+                ls.woven = Some(garment.fabric.clone());
+            }
             let (q0, v0) = start_state.unwrap_or_default();
             // Writes a checkpoint when one is due (after a relaxation check).
             let mut on_check = |run: &Run<'a>,
@@ -1375,9 +1392,16 @@ impl<'a> Run<'a> {
                 attachments.extend(route_attachments(&garment, &routes));
                 done.attached_labels = labels;
                 ls.sim.assembler.attachments = attachments;
-                ls.sim.assembler.attachment_stiffness = ls.sim.assembler.tie_stiffness;
+                // The shell model's membrane joins the held yarn ends, so
+                // it is held more gently (`shell::SHELL_ATTACHMENT_FRACTION`).
+                ls.sim.assembler.attachment_stiffness = ls.sim.assembler.tie_stiffness
+                    * if shell {
+                        crate::shell::SHELL_ATTACHMENT_FRACTION
+                    } else {
+                        1.0
+                    };
                 if here.is_none() {
-                    self.frame(0.0, &ls.sim.assembler.fabric, &ls.sim.q, false)?;
+                    self.frame(0.0, ls.woven(), &ls.sim.q, false)?;
                 }
                 // Sewing: no gravity, no friction against the body, drag.
                 ls.sim.assembler.gravity = Vector3::zeros();
@@ -1473,13 +1497,9 @@ impl<'a> Run<'a> {
                 animation_report = Some(report);
             }
             let x = positions(&ls.sim.q);
-            let (pen_node, pen_seg) = penetrations(&ls.sim.assembler.fabric, &x, &collider);
-            let crossings_through = layer_crossings(
-                &ls.sim.assembler.fabric,
-                &ties,
-                &x,
-                LAYER_EXCLUSION_SPACINGS * s,
-            );
+            let (pen_node, pen_seg) = penetrations(ls.woven(), &x, &collider);
+            let crossings_through =
+                layer_crossings(ls.woven(), &ties, &x, LAYER_EXCLUSION_SPACINGS * s);
             if !crossings_through.is_empty() {
                 let c = &crossings_through[0];
                 progress.note(&format!(
@@ -1562,7 +1582,7 @@ impl<'a> Run<'a> {
             spacing: *spacings.last().expect("a level"),
             earlier_wall,
             animation: animation_report,
-            model: crate::DrapeModel::Yarn,
+            model: opts.model,
         };
         self.finish(finished, progress)
     }

@@ -1,7 +1,13 @@
-//! The `sbd` drape model ([`crate::DrapeModel::Sbd`]): the woven garment's
-//! nodes as the vertices of a triangle mesh, simulated with strain-based
-//! dynamics and LOD bending springs (`weft_shell`), sewn and draped on the
-//! same body, with the same seams, summary and outputs as the yarn model.
+//! The triangle-mesh drape models: the woven garment's nodes as the
+//! vertices of a triangle mesh, sewn and draped on the same body, with the
+//! same seams, summary and outputs as the yarn model.
+//! - `sbd` ([`crate::DrapeModel::Sbd`]): strain-based dynamics and LOD
+//!   bending springs (`weft_shell`), its own position-based loop;
+//! - `shell` ([`crate::DrapeModel::Shell`]): implicit StVK membranes with
+//!   strain-rate damping and discrete-shell hinges
+//!   ([`weft_shell::implicit`]) in the yarn model's own pipeline and solver
+//!   (`implicit_fabric`, on [`shell_material`]): its sewing, attachments, phases, levels and
+//!   checkpoints.
 //!
 //! Each panel is triangulated on its own, in its flat 2D frame (the
 //! garment's `local` coordinates, which are also the triangles' rest
@@ -21,11 +27,14 @@ use crate::options::DrapeOptions;
 use crate::progress::{Phase, Progress};
 use nalgebra::Vector3;
 use spade::{DelaunayTriangulation, HasPosition, Point2, Triangulation};
+use weft_core::Fabric;
+use weft_core::preset::{BETA_BENDING_SHEAR, BETA_STRETCH};
 use weft_pattern::geometry::Outline;
 use weft_pattern::{Garment, Pattern};
+use weft_shell::implicit::{MembraneDamping, ShellMaterial, shell_fabric};
 use weft_shell::{ClothMesh, Sbd, SeamTie};
-use weft_solver::StepStats;
 use weft_solver::collide::Collider;
+use weft_solver::{StepStats, Tie};
 
 /// Longest triangle edge kept, in spacings of its panel (a grid cell's
 /// diagonal is √2 ≈ 1.41).
@@ -54,7 +63,8 @@ impl HasPosition for Node {
 
 /// The triangle mesh of a garment woven from `pattern`: one vertex per
 /// fabric node (same indices; rest shape = the node's 2D panel
-/// coordinates, positions = the placed garment's), triangles per panel
+/// coordinates turned by the panel's grain, so warp and weft run along the
+/// rest frame's axes; positions = the placed garment's), triangles per panel
 /// (module docs). A node the
 /// filters leave in no triangle gets the shortest-edged well-shaped
 /// Delaunay triangle inside the outline that holds it, so no node is left
@@ -126,7 +136,18 @@ pub fn garment_mesh(pattern: &Pattern, garment: &Garment) -> Result<ClothMesh, G
             }
         }
     }
-    ClothMesh::new(garment.local.clone(), fabric.initial.x.clone(), triangles)
+    // The rest frame of each panel turned so its weft runs along the rest
+    // frame's first axis and its warp along the second (the weave's grain
+    // coordinates `(a, b)`, `weft_pattern::weave`): the orthotropic
+    // membrane's axes.
+    let mut rest = garment.local.clone();
+    for panel in &garment.panels {
+        let (sn, cs) = panel.grain_deg.to_radians().sin_cos();
+        for p in &mut rest[panel.first_node..panel.first_node + panel.nodes] {
+            *p = [p[0] * cs + p[1] * sn, -p[0] * sn + p[1] * cs];
+        }
+    }
+    ClothMesh::new(rest, fabric.initial.x.clone(), triangles)
         .map_err(|e| GarmentError::Shell(format!("the garment's triangle mesh: {e}")))
 }
 
@@ -172,6 +193,75 @@ pub fn stray_ties(garment: &Garment, mesh: &ClothMesh) -> Vec<SeamTie> {
         }
     }
     ties
+}
+
+/// The `shell` model's attachment stiffness while sewing, over the yarn
+/// model's (the seam tie stiffness). Labelled edges are held at the
+/// nearest body point, which for the A-line skirt's waist is 0.1 m inward
+/// and 37 % narrower than the placed panel (0.40 to 0.25 m). The yarn
+/// model takes that in its unconnected yarn ends; the membrane joins them,
+/// so at full stiffness the waist is yanked in within 2 ms (about 50 m/s)
+/// and its momentum rolls each panel up over the waist (hem at 0.93 m
+/// instead of 0.6 m, 32-76 segments through the fabric). At a hundredth
+/// the waist comes in over about 0.1 s and the skirt sews and drapes:
+/// seams 2.2 mm, hem 0.63 m, no layer crossing (40 mm, 2026-11-27).
+pub const SHELL_ATTACHMENT_FRACTION: f64 = 0.01;
+
+/// Hinge energy over the continuum plate's for cylindrical bending along
+/// the yarns of the woven grid's triangulation: three (`weft_potentials::
+/// hinge`, measured in its tests), so the `shell` model's hinges get the
+/// preset's bending rigidity over this. Not a calibration of every fold:
+/// curvature across the cells' diagonals costs otherwise (a cantilever
+/// strip of the square grid sags as a beam of 2.3 plate rigidities,
+/// weft-shell's tests/implicit.rs).
+pub const HINGE_PLATE_RATIO: f64 = 3.0;
+
+/// The `shell` model's material ([`crate::DrapeModel::Shell`]): the
+/// fabric preset as a woven, orthotropic membrane
+/// ([`ShellMaterial::from_properties`]: measured areal density, tensile
+/// stiffness per width `E t` along warp and weft, shear rigidity `G`,
+/// `ν = 0`; the mesh's rest frame is the weave's, [`garment_mesh`]), the
+/// bending rigidity over [`HINGE_PLATE_RATIO`], and the preset's
+/// strain-rate damping times [`DrapeOptions::damping_scale`]: membrane
+/// `C_d = β C` with `β = BETA_STRETCH` and hinges
+/// `β_b = BETA_BENDING_SHEAR` [SBO18 eq. 12] (`weft_core::preset`).
+pub fn shell_material(opts: &DrapeOptions) -> ShellMaterial {
+    let mut m = ShellMaterial::from_properties(&opts.material.properties());
+    m.bending_rigidity /= HINGE_PLATE_RATIO;
+    m.membrane_damping = MembraneDamping::StrainRate {
+        beta: BETA_STRETCH * opts.damping_scale,
+    };
+    m.bending_damping = BETA_BENDING_SHEAR * opts.damping_scale;
+    m
+}
+
+/// The `shell` model's fabric of a woven garment: StVK membrane triangles
+/// and discrete-shell hinges ([`weft_shell::implicit::shell_fabric`] in
+/// [`shell_material`]) on the triangle mesh of [`garment_mesh`] (the
+/// woven nodes, same indices, placed positions), and the solver ties that
+/// hold the nodes no triangle holds ([`stray_ties`]; such a node has no
+/// mass of its own).
+///
+/// # Errors
+/// [`GarmentError::Shell`] when a panel cannot be triangulated or the
+/// material is out of range.
+pub(crate) fn implicit_fabric(
+    pattern: &Pattern,
+    garment: &Garment,
+    opts: &DrapeOptions,
+) -> Result<(Fabric, Vec<Tie>), GarmentError> {
+    let mesh = garment_mesh(pattern, garment)?;
+    let fabric = shell_fabric(&mesh, &shell_material(opts), &[])
+        .map_err(|e| GarmentError::Shell(e.to_string()))?;
+    let ties = stray_ties(garment, &mesh)
+        .into_iter()
+        .map(|t| Tie {
+            node: t.node as usize,
+            other: t.other.map(|o| o as usize),
+            t: t.t,
+        })
+        .collect();
+    Ok((fabric, ties))
 }
 
 /// What the sewing and draping of an `sbd` drape measured.
