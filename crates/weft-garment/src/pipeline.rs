@@ -1264,8 +1264,8 @@ impl<'a> Run<'a> {
             // body from afar, where midpoints would only snag).
             sim.assembler.contact.segments = opts.segment_contact && level > 0;
             if self_collision {
-                // The woven segments (for the shell model: edges of its
-                // triangles) on the simulated nodes.
+                // The woven fabric's yarn segments on the simulated nodes
+                // (the shell model's fabric has triangles, no segments).
                 let fabric = &garment.fabric;
                 let d0 = (2.0 * radius + margin).max(LAYER_THICKNESS * s);
                 let detector =
