@@ -151,9 +151,9 @@ impl ShellMaterial {
         let positive = [
             ("areal_density", self.areal_density),
             ("stretch_modulus", self.stretch_modulus),
-            ("shear_modulus", self.shear_modulus.unwrap_or(1.0)),
         ];
-        for (name, v) in positive {
+        let shear = self.shear_modulus.map(|g| ("shear_modulus", g));
+        for (name, v) in positive.into_iter().chain(shear) {
             if !(v > 0.0 && v.is_finite()) {
                 return bad(name, format!("{v}: expected a finite value > 0"));
             }

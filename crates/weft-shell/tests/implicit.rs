@@ -335,3 +335,37 @@ fn cantilever_strip_sags_like_the_beam() {
     );
     assert!(-tip > expect && -tip < 1.5 * expect);
 }
+
+/// A woven membrane's shear stiffness must be finite and positive; the
+/// error names the field. `None` (isotropic) is valid.
+#[test]
+fn bad_shear_modulus_is_refused() {
+    let ok = ShellMaterial::default();
+    assert!(ok.validate().is_ok());
+    assert!(
+        ShellMaterial {
+            shear_modulus: None,
+            ..ok
+        }
+        .validate()
+        .is_ok()
+    );
+    for g in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let err = ShellMaterial {
+            shear_modulus: Some(g),
+            ..ok
+        }
+        .validate()
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                weft_shell::ShellError::InvalidOption {
+                    name: "shear_modulus",
+                    ..
+                }
+            ),
+            "{g}: {err}"
+        );
+    }
+}
