@@ -232,11 +232,21 @@ impl MembraneModuli {
     /// Every modulus times `beta` (the strain-rate damping of the
     /// Rayleigh analogy [SBO18 eq. 12], `C_d = β C`).
     pub fn scaled(self, beta: f64) -> Self {
+        self.scaled_per_mode(beta, beta)
+    }
+
+    /// The tensile moduli (`c11, c22, c12`) times `stretch` and the shear
+    /// modulus times `shear` (both in s): the Rayleigh analogy [SBO18
+    /// eq. 12] applied per deformation mode, as the yarn model's
+    /// `β_s` (stretch) and `β_b` (bending and crossing shear) are (DESIGN
+    /// §2). Woven cloth's in-plane shear is its slow, soft mode, and one
+    /// `β` tuned for stretch leaves it nearly undamped.
+    pub fn scaled_per_mode(self, stretch: f64, shear: f64) -> Self {
         MembraneModuli {
-            c11: beta * self.c11,
-            c22: beta * self.c22,
-            c12: beta * self.c12,
-            shear: beta * self.shear,
+            c11: stretch * self.c11,
+            c22: stretch * self.c22,
+            c12: stretch * self.c12,
+            shear: shear * self.shear,
         }
     }
 

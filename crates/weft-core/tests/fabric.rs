@@ -461,6 +461,12 @@ fn membrane_moduli_match_their_densities() {
         MembraneModuli::isotropic(1.0, 2.0).scaled(0.5),
         MembraneModuli::isotropic(0.5, 1.0)
     );
+    let modes = ortho.scaled_per_mode(2e-3, 2e-2);
+    assert_eq!(
+        [modes.c11, modes.c22, modes.c12],
+        [ortho.c11, ortho.c22, ortho.c12].map(|c| 2e-3 * c)
+    );
+    assert_eq!(modes.shear, 2e-2 * ortho.shear);
     assert!(MembraneModuli::ZERO.is_zero() && !ortho.is_zero());
     assert_eq!(ortho.max_tensile(), ortho.c11);
 }

@@ -204,7 +204,7 @@ pub fn stray_ties(garment: &Garment, mesh: &ClothMesh) -> Vec<SeamTie> {
 /// and its momentum rolls each panel up over the waist (hem at 0.93 m
 /// instead of 0.6 m, 32-76 segments through the fabric). At a hundredth
 /// the waist comes in over about 0.1 s and the skirt sews and drapes:
-/// seams 2.2 mm, hem 0.63 m, no layer crossing (40 mm, 2026-11-27).
+/// seams 3.1 mm, hem 0.62 m, no layer crossing (40 mm, 2026-11-27).
 pub const SHELL_ATTACHMENT_FRACTION: f64 = 0.01;
 
 /// Hinge energy over the continuum plate's for cylindrical bending along
@@ -222,14 +222,16 @@ pub const HINGE_PLATE_RATIO: f64 = 3.0;
 /// stiffness per width `E t` along warp and weft, shear rigidity `G`,
 /// `ν = 0`; the mesh's rest frame is the weave's, [`garment_mesh`]), the
 /// bending rigidity over [`HINGE_PLATE_RATIO`], and the preset's
-/// strain-rate damping times [`DrapeOptions::damping_scale`]: membrane
-/// `C_d = β C` with `β = BETA_STRETCH` and hinges
-/// `β_b = BETA_BENDING_SHEAR` [SBO18 eq. 12] (`weft_core::preset`).
+/// strain-rate damping times [`DrapeOptions::damping_scale`], per mode as
+/// in the yarn model [SBO18 eq. 12] (`weft_core::preset`): the membrane's
+/// tensile moduli times `BETA_STRETCH`, its shear modulus and the hinges
+/// times `BETA_BENDING_SHEAR` ([`MembraneDamping::StrainRateModes`]).
 pub fn shell_material(opts: &DrapeOptions) -> ShellMaterial {
     let mut m = ShellMaterial::from_properties(&opts.material.properties());
     m.bending_rigidity /= HINGE_PLATE_RATIO;
-    m.membrane_damping = MembraneDamping::StrainRate {
-        beta: BETA_STRETCH * opts.damping_scale,
+    m.membrane_damping = MembraneDamping::StrainRateModes {
+        stretch: BETA_STRETCH * opts.damping_scale,
+        shear: BETA_BENDING_SHEAR * opts.damping_scale,
     };
     m.bending_damping = BETA_BENDING_SHEAR * opts.damping_scale;
     m

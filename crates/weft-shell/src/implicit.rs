@@ -53,6 +53,17 @@ pub enum MembraneDamping {
         /// `β` (s).
         beta: f64,
     },
+    /// Strain-rate dissipation with one `β` per deformation mode
+    /// ([`MembraneModuli::scaled_per_mode`]): the tensile moduli times
+    /// `stretch`, the shear modulus `G` times `shear` [SBO18 eq. 12 per
+    /// mode, as the yarn model's `β_s` and `β_b`, DESIGN §2]. Both
+    /// positive, or both 0 for none.
+    StrainRateModes {
+        /// `β` of the tensile moduli `c11, c22, c12` (s).
+        stretch: f64,
+        /// `β` of the in-plane shear modulus (s).
+        shear: f64,
+    },
 }
 
 /// Material of implicit triangle-mesh cloth (SI; unknown keys are errors
@@ -173,14 +184,32 @@ impl ShellMaterial {
                 format!("{nu}: expected a value in [0, 0.5)"),
             );
         }
-        if let MembraneDamping::Rayleigh { beta } | MembraneDamping::StrainRate { beta } =
-            self.membrane_damping
-            && !(beta >= 0.0 && beta.is_finite())
-        {
-            return bad(
-                "membrane_damping.beta",
-                format!("{beta}: expected a finite value >= 0 (s)"),
-            );
+        let betas: &[(&'static str, f64)] = match self.membrane_damping {
+            MembraneDamping::None => &[],
+            MembraneDamping::Rayleigh { beta } | MembraneDamping::StrainRate { beta } => {
+                &[("membrane_damping.beta", beta)]
+            }
+            MembraneDamping::StrainRateModes { stretch, shear } => {
+                // One zero and one positive would make `C_d` singular.
+                if (stretch == 0.0) != (shear == 0.0) {
+                    return bad(
+                        "membrane_damping",
+                        format!(
+                            "stretch {stretch} s, shear {shear} s: expected both > 0, or both 0 \
+                             for no damping"
+                        ),
+                    );
+                }
+                &[
+                    ("membrane_damping.stretch", stretch),
+                    ("membrane_damping.shear", shear),
+                ]
+            }
+        };
+        for &(name, beta) in betas {
+            if !(beta >= 0.0 && beta.is_finite()) {
+                return bad(name, format!("{beta}: expected a finite value >= 0 (s)"));
+            }
         }
         Ok(())
     }
@@ -240,6 +269,9 @@ pub fn shell_fabric(
         MembraneDamping::None => (MembraneModuli::ZERO, 0.0),
         MembraneDamping::Rayleigh { beta } => (MembraneModuli::ZERO, beta),
         MembraneDamping::StrainRate { beta } => (stiffness.scaled(beta), 0.0),
+        MembraneDamping::StrainRateModes { stretch, shear } => {
+            (stiffness.scaled_per_mode(stretch, shear), 0.0)
+        }
     };
     let rest = mesh.rest();
     let triangles = mesh

@@ -35,7 +35,8 @@ fn rng(seed: u64) -> impl FnMut() -> f64 {
 
 /// On a crumpled 4 x 4 patch with every element active (isotropic membrane
 /// with strain-rate or Rayleigh damping, the orthotropic woven membrane
-/// with strain-rate damping, hinges with bending damping, point
+/// with strain-rate damping, one β or one per mode, hinges with bending
+/// damping, point
 /// masses, gravity) the assembled matrix is the derivative of the residual
 /// at `v = 0` (exact Hessians), checked by central differences in random
 /// directions: relative error < 1e-6.
@@ -45,6 +46,13 @@ fn matrix_is_derivative_of_residual() {
         (MembraneDamping::StrainRate { beta: 0.01 }, None),
         (MembraneDamping::Rayleigh { beta: 0.01 }, None),
         (MembraneDamping::StrainRate { beta: 0.01 }, Some(0.5)),
+        (
+            MembraneDamping::StrainRateModes {
+                stretch: 0.01,
+                shear: 0.1,
+            },
+            Some(0.5),
+        ),
     ] {
         let mut m = material(damping);
         m.bending_damping = 0.05;
@@ -367,5 +375,95 @@ fn bad_shear_modulus_is_refused() {
             ),
             "{g}: {err}"
         );
+    }
+}
+
+/// Per-mode strain-rate damping of the woven membrane
+/// ([`MembraneDamping::StrainRateModes`]): at rest, a uniform stretch rate
+/// `ε̇` along either yarn dissipates `A β_s E t ε̇²` and a simple shear
+/// rate `γ̇` dissipates `A β_shear G γ̇²` (`W = A (½ β_s E t Ė₀₀² +
+/// 2 β_shear G Ė₀₁²)`, power `2W`, `Ė₀₁ = γ̇/2`) [SBO18 eq. 12, 15]; one
+/// `β` (`StrainRate`) damps shear with `β_s` instead.
+#[test]
+fn per_mode_damping_damps_shear_with_its_own_beta() {
+    let p = weft_core::FabricPreset::Cotton.properties();
+    let (beta_s, beta_shear) = (2e-3, 2e-2);
+    let side = 0.1;
+    let area = side * side;
+    let mesh = patch(side, 6, Vector3::y());
+    let power = |damping: MembraneDamping, rate: &dyn Fn(Vector3<f64>) -> Vector3<f64>| {
+        let m = ShellMaterial {
+            membrane_damping: damping,
+            ..ShellMaterial::from_properties(&p)
+        };
+        let fabric = shell_fabric(&mesh, &m, &[]).unwrap();
+        let n = 5 * fabric.initial.x.len();
+        let (mut q, mut v) = (vec![0.0; n], vec![0.0; n]);
+        for (i, x) in fabric.initial.x.iter().enumerate() {
+            q[5 * i..5 * i + 3].copy_from_slice(x.as_slice());
+            v[5 * i..5 * i + 3].copy_from_slice(rate(*x).as_slice());
+        }
+        let mut asm = Assembler::new(fabric, Vector3::zeros());
+        let mut res = vec![0.0; n];
+        // A step of 1 ns: the state stays at rest to 1e-9.
+        asm.assemble(&q, &v, &v, 1e-9, &[], &mut res, false)
+            .0
+            .dissipation_power
+    };
+    let modes = MembraneDamping::StrainRateModes {
+        stretch: beta_s,
+        shear: beta_shear,
+    };
+    let one = MembraneDamping::StrainRate { beta: beta_s };
+    let eps_rate = 0.3;
+    for axis in [0, 1] {
+        let stretch = |x: Vector3<f64>| {
+            let mut r = Vector3::zeros();
+            r[axis] = eps_rate * x[axis];
+            r
+        };
+        let expected = area * beta_s * p.tensile * eps_rate * eps_rate;
+        for d in [modes, one] {
+            let got = power(d, &stretch);
+            assert!(
+                (got - expected).abs() < 1e-6 * expected,
+                "{d:?}, axis {axis}: {got} vs {expected} W"
+            );
+        }
+    }
+    let gamma_rate = 0.3;
+    let shear = |x: Vector3<f64>| Vector3::new(gamma_rate * x[1], 0.0, 0.0);
+    let expected = area * beta_shear * p.shear * gamma_rate * gamma_rate;
+    let got = power(modes, &shear);
+    assert!(
+        (got - expected).abs() < 1e-6 * expected,
+        "{got} vs {expected} W"
+    );
+    let ratio = got / power(one, &shear);
+    assert!((ratio - 10.0).abs() < 1e-6, "per-mode over one β: {ratio}");
+}
+
+/// Per-mode damping wants both `β` positive (or both 0, none): one of them
+/// 0 would make `C_d` singular, and the error names the field.
+#[test]
+fn per_mode_damping_is_validated() {
+    let with = |stretch: f64, shear: f64| ShellMaterial {
+        membrane_damping: MembraneDamping::StrainRateModes { stretch, shear },
+        ..ShellMaterial::default()
+    };
+    assert!(with(2e-3, 2e-2).validate().is_ok());
+    assert!(with(0.0, 0.0).validate().is_ok());
+    for (stretch, shear, field) in [
+        (0.0, 2e-2, "membrane_damping"),
+        (2e-3, 0.0, "membrane_damping"),
+        (-1.0, -1.0, "membrane_damping.stretch"),
+        (2e-3, f64::NAN, "membrane_damping.shear"),
+    ] {
+        match with(stretch, shear).validate() {
+            Err(weft_shell::ShellError::InvalidOption { name, .. }) => {
+                assert_eq!(name, field, "{stretch}, {shear}")
+            }
+            other => panic!("{stretch}, {shear}: {other:?}"),
+        }
     }
 }
