@@ -42,6 +42,11 @@ pub enum BenchModel {
     /// membrane triangles with strain-rate damping \[SBO18\] and
     /// discrete-shell hinges (`weft_shell::implicit`), on the same square.
     Stvk,
+    /// The three models side by side in one run, on the same 1 m square of
+    /// the same vertices hanging from its two top corners: `stvk`, `sbd`
+    /// and the yarn model (cotton woven at the grid's spacing, sliding
+    /// off, backward Euler with adaptive steps of at most 5 ms).
+    All,
 }
 
 /// `--preconditioner` of `weft bench` (the scene key's values).
@@ -65,9 +70,10 @@ pub struct BenchArgs {
     /// (strain-based dynamics on a triangulated 1 m square hanging from two
     /// corners: 5 substeps, 1 iteration, steps of 5 ms) or `stvk` (implicit
     /// StVK and discrete-shell cloth, cotton, on the same square: backward
-    /// Euler, Newton, PCG, adaptive steps of at most 5 ms). For both
-    /// triangle models `--nodes` are vertices (default 10^4, 4·10^4 and
-    /// 10^5) and only the CPU runs them.
+    /// Euler, Newton, PCG, adaptive steps of at most 5 ms), or `all` (the
+    /// two and the yarn model on that square, side by side). For these
+    /// `--nodes` are vertices (default 10^4, 4·10^4 and 10^5) and only
+    /// the CPU runs them.
     #[arg(long, value_enum, default_value_t = BenchModel::Yarn)]
     pub model: BenchModel,
     /// Woven-patch sizes in nodes (rounded up to a square grid); repeat the
@@ -688,42 +694,123 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
-/// One `weft bench --model sbd|stvk` record.
+/// One `weft bench --model sbd|stvk|all` record.
 #[derive(Serialize, Debug)]
 struct TriangleRecord {
+    /// `stvk`, `sbd` or `yarn`.
     model: &'static str,
+    /// Vertices (yarn: crossings, one node each).
     vertices: usize,
+    /// Membrane triangles (0 for the yarn model).
     triangles: usize,
-    /// Bending springs (sbd) or discrete-shell hinges (stvk).
+    /// Bending springs (sbd), discrete-shell hinges (stvk) or yarn bending
+    /// elements (yarn).
     bending_elements: usize,
     threads: usize,
-    /// Mesh, bending elements, colouring (and for stvk the matrix pattern)
-    /// (s).
+    /// Mesh, bending elements, colouring (and for the implicit models the
+    /// matrix pattern) (s).
     setup_s: f64,
-    /// Mean wall time of 5 ms of simulated time, over 20 steps after 5
-    /// warm-up steps (ms).
+    /// Steps measured after the warm-up ([`timed_steps`]).
+    steps: usize,
+    /// Mean wall time of 5 ms of simulated time (ms).
     step_ms: f64,
     /// `step_ms` per vertex (µs).
     step_us_per_vertex: f64,
-    /// Newton iterations per 5 ms (stvk; 0 for sbd).
+    /// Newton iterations per 5 ms (0 for sbd).
     newton_per_step: f64,
 }
 
-/// `weft bench --model sbd|stvk`: a 1 m square of `⌈√N⌉²` vertices hanging
-/// from its two top corners, with strain-based dynamics (default options,
-/// LOD bending springs) or the implicit StVK + discrete-shell cloth
-/// (default cotton [`weft_shell::ShellMaterial`], steps of at most 5 ms).
+/// Warm-up and measured steps of 5 ms on a square of `vertices`: 5 and 20
+/// up to 2·10^4 vertices, 1 and 3 above (an implicit step of 10^5 vertices
+/// takes tens of seconds on two cores).
+fn timed_steps(vertices: usize) -> (usize, usize) {
+    if vertices <= 20_000 { (5, 20) } else { (1, 3) }
+}
+
+/// A model's step of 5 ms, returning its Newton iterations.
+type Stepper = Box<dyn FnMut() -> Result<usize>>;
+
+/// The implicit simulation's step of 5 ms (adaptive steps of at most 5 ms).
+fn implicit_stepper(fabric: weft_core::Fabric) -> Stepper {
+    let settings = Settings {
+        dt: 0.005,
+        dt_max: 0.005,
+        ..Settings::default()
+    };
+    let mut sim = Simulation::new(fabric, Vector3::new(0.0, -9.81, 0.0), settings, Vec::new());
+    Box::new(move || {
+        let t = sim.t + 0.005;
+        let stats = sim.advance_to(t, |_, _| {})?;
+        Ok(stats.iter().map(|s| s.newton_iterations).sum())
+    })
+}
+
+/// The yarn model on the benchmark square: cotton
+/// ([`weft_core::FabricPreset::Cotton`], homogenised to the spacing
+/// `1/(side-1)` m, sliding off) woven as `side x side` crossings in the
+/// `x-y` plane from `(0, -1, 0)` to `(1, 0, 0)`, hanging from its two top
+/// corners.
+fn yarn_square(side: usize) -> Result<weft_core::Fabric> {
+    let spacing = 1.0 / (side - 1) as f64;
+    let material = weft_core::FabricPreset::Cotton.material(spacing, false);
+    let spec = |pinned: Vec<NodeSelector>| {
+        let mut spec =
+            WovenPatchSpec::new(&material.name, [1.0, 1.0], [side, side], [0.5, -0.5, 0.0]);
+        spec.normal = [0.0, 0.0, 1.0];
+        spec.warp_direction = [1.0, 0.0, 0.0];
+        spec.sliding = false;
+        spec.pinned = pinned;
+        spec
+    };
+    let build = |pinned| -> Result<weft_core::Fabric> {
+        let mut b = FabricBuilder::new(vec![material.clone()])?;
+        b.add_woven_patch(&spec(pinned))?;
+        Ok(b.build()?)
+    };
+    // The two top corners, found by position.
+    let free = build(Vec::new())?;
+    let x = &free.initial.x;
+    let corner = |want_x: f64| {
+        (0..x.len())
+            .min_by(|&a, &b| {
+                let d = |i: usize| (x[i][0] - want_x).abs() + x[i][1].abs();
+                d(a).total_cmp(&d(b))
+            })
+            .unwrap_or_default()
+    };
+    build(vec![
+        NodeSelector::Index(corner(0.0)),
+        NodeSelector::Index(corner(1.0)),
+    ])
+}
+
+/// `weft bench --model sbd|stvk|all`: a 1 m square of `⌈√N⌉²` vertices
+/// hanging from its two top corners, with strain-based dynamics (default
+/// options, LOD bending springs), the implicit StVK + discrete-shell cloth
+/// (default cotton [`weft_shell::ShellMaterial`], steps of at most 5 ms)
+/// or, for `all`, those two and the yarn model ([`yarn_square`]) on the
+/// same vertices.
 fn run_triangle_model(args: &BenchArgs) -> Result<()> {
     use weft_shell::SbdOptions;
     use weft_shell::sbd::hanging_square;
-    let name = if args.model == BenchModel::Sbd {
-        "sbd"
-    } else {
-        "stvk"
+    let models: &[BenchModel] = match args.model {
+        BenchModel::All => &[BenchModel::Stvk, BenchModel::Sbd, BenchModel::Yarn],
+        BenchModel::Sbd => &[BenchModel::Sbd],
+        _ => &[BenchModel::Stvk],
+    };
+    let name = |m: BenchModel| match m {
+        BenchModel::Sbd => "sbd",
+        BenchModel::Yarn => "yarn",
+        _ => "stvk",
     };
     anyhow::ensure!(
         args.backend != BackendChoice::Cuda,
-        "weft bench --model {name} runs on the CPU only (triangle-mesh cloth has no CUDA kernels yet)"
+        "weft bench --model {} runs on the CPU only (triangle-mesh cloth has no CUDA kernels yet)",
+        if args.model == BenchModel::All {
+            "all"
+        } else {
+            name(args.model)
+        }
     );
     let sizes = if args.nodes.is_empty() {
         vec![10_000, 40_000, 100_000]
@@ -733,85 +820,74 @@ fn run_triangle_model(args: &BenchArgs) -> Result<()> {
     let mut records = Vec::new();
     for n in sizes {
         let side = ((n as f64).sqrt().ceil() as usize).max(2);
-        if !args.json {
-            eprintln!("weft bench: {name} on {side} x {side} vertices ...");
-        }
-        let start = Instant::now();
-        // A step function advancing 5 ms, returning Newton iterations.
-        let (triangles, bending_elements, mut step): (
-            usize,
-            usize,
-            Box<dyn FnMut() -> Result<usize>>,
-        ) = if args.model == BenchModel::Sbd {
-            let mut sim = hanging_square(side, SbdOptions::default())?;
-            let counts = (sim.triangle_count(), sim.springs().len());
-            (
-                counts.0,
-                counts.1,
-                Box::new(move || {
-                    sim.step(0.005);
-                    Ok(0)
-                }),
-            )
-        } else {
-            let mesh = weft_shell::ClothMesh::rectangle(
-                [1.0, 1.0],
-                [side, side],
-                nalgebra::Vector3::new(0.0, -1.0, 0.0),
-                nalgebra::Vector3::x(),
-                nalgebra::Vector3::y(),
-            )?;
-            let fabric = weft_shell::shell_fabric(
-                &mesh,
-                &weft_shell::ShellMaterial::default(),
-                &[(side - 1) * side, side * side - 1],
-            )?;
-            let counts = (
-                fabric.elements.triangles.len(),
-                fabric.elements.hinges.len(),
-            );
-            let settings = Settings {
-                dt: 0.005,
-                dt_max: 0.005,
-                ..Settings::default()
+        for &model in models {
+            let name = name(model);
+            if !args.json {
+                eprintln!("weft bench: {name} on {side} x {side} vertices ...");
+            }
+            let start = Instant::now();
+            let (triangles, bending_elements, mut step): (usize, usize, Stepper) = match model {
+                BenchModel::Sbd => {
+                    let mut sim = hanging_square(side, SbdOptions::default())?;
+                    let counts = (sim.triangle_count(), sim.springs().len());
+                    (
+                        counts.0,
+                        counts.1,
+                        Box::new(move || {
+                            sim.step(0.005);
+                            Ok(0)
+                        }),
+                    )
+                }
+                BenchModel::Yarn => {
+                    let fabric = yarn_square(side)?;
+                    let bending = fabric.elements.bending.len();
+                    (0, bending, implicit_stepper(fabric))
+                }
+                _ => {
+                    let mesh = weft_shell::ClothMesh::rectangle(
+                        [1.0, 1.0],
+                        [side, side],
+                        Vector3::new(0.0, -1.0, 0.0),
+                        Vector3::x(),
+                        Vector3::y(),
+                    )?;
+                    let fabric = weft_shell::shell_fabric(
+                        &mesh,
+                        &weft_shell::ShellMaterial::default(),
+                        &[(side - 1) * side, side * side - 1],
+                    )?;
+                    let counts = (
+                        fabric.elements.triangles.len(),
+                        fabric.elements.hinges.len(),
+                    );
+                    (counts.0, counts.1, implicit_stepper(fabric))
+                }
             };
-            let mut sim = Simulation::new(
-                fabric,
-                nalgebra::Vector3::new(0.0, -9.81, 0.0),
-                settings,
-                Vec::new(),
-            );
-            (
-                counts.0,
-                counts.1,
-                Box::new(move || {
-                    let t = sim.t + 0.005;
-                    let stats = sim.advance_to(t, |_, _| {})?;
-                    Ok(stats.iter().map(|s| s.newton_iterations).sum())
-                }),
-            )
-        };
-        let setup_s = start.elapsed().as_secs_f64();
-        for _ in 0..5 {
-            step()?;
+            let setup_s = start.elapsed().as_secs_f64();
+            let (warm_up, steps) = timed_steps(side * side);
+            for _ in 0..warm_up {
+                step()?;
+            }
+            let start = Instant::now();
+            let mut newton = 0;
+            for _ in 0..steps {
+                newton += step()?;
+            }
+            let step_ms = start.elapsed().as_secs_f64() / steps as f64 * 1e3;
+            records.push(TriangleRecord {
+                model: name,
+                vertices: side * side,
+                triangles,
+                bending_elements,
+                threads: weft_solver::par::threads(),
+                setup_s,
+                steps,
+                step_ms,
+                step_us_per_vertex: step_ms * 1e3 / (side * side) as f64,
+                newton_per_step: newton as f64 / steps as f64,
+            });
         }
-        let start = Instant::now();
-        let mut newton = 0;
-        for _ in 0..20 {
-            newton += step()?;
-        }
-        let step_ms = start.elapsed().as_secs_f64() / 20.0 * 1e3;
-        records.push(TriangleRecord {
-            model: name,
-            vertices: side * side,
-            triangles,
-            bending_elements,
-            threads: weft_solver::par::threads(),
-            setup_s,
-            step_ms,
-            step_us_per_vertex: step_ms * 1e3 / (side * side) as f64,
-            newton_per_step: newton as f64 / 20.0,
-        });
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&records)?);

@@ -588,6 +588,34 @@ fn bench_stvk_reports_a_timed_row() {
     assert!(r["step_ms"].as_f64().unwrap() > 0.0);
 }
 
+/// `weft bench --model all` times the three models in one run on the same
+/// 10 x 10 vertices: stvk (162 triangles, 225 hinges), sbd (162
+/// triangles) and the yarn model (no triangles; 10 yarns each way with 8
+/// bending elements each: 160), the implicit two with Newton iterations.
+#[test]
+fn bench_all_reports_three_models_on_the_same_square() {
+    let o = weft()
+        .args(["bench", "--model", "all", "--json", "--nodes", "100"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    let models: Vec<&str> = rows.iter().map(|r| r["model"].as_str().unwrap()).collect();
+    assert_eq!(models, ["stvk", "sbd", "yarn"]);
+    for r in rows {
+        assert_eq!(r["vertices"], 100, "{r}");
+        assert!(r["step_ms"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    assert_eq!(rows[0]["bending_elements"], 225);
+    assert_eq!(rows[1]["triangles"], 162);
+    assert_eq!(rows[2]["triangles"], 0);
+    assert_eq!(rows[2]["bending_elements"], 160);
+    for r in [&rows[0], &rows[2]] {
+        assert!(r["newton_per_step"].as_f64().unwrap() >= 1.0, "{r}");
+    }
+}
+
 #[test]
 fn bench_json_has_the_design_record_layout() {
     let o = weft()
