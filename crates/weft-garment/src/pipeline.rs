@@ -1694,7 +1694,7 @@ impl<'a> Run<'a> {
             placed_panels,
             attached_labels: Vec::new(),
             attached_nodes: 0,
-            routed_ties: 0,
+            routed_ties: run.routed_ties,
         };
         let finished = Finished {
             pattern,

@@ -25,6 +25,7 @@
 use crate::error::GarmentError;
 use crate::options::DrapeOptions;
 use crate::progress::{Phase, Progress};
+use crate::sewing::{route_attachments, seam_routes};
 use nalgebra::Vector3;
 use spade::{DelaunayTriangulation, HasPosition, Point2, Triangulation};
 use weft_core::Fabric;
@@ -32,7 +33,7 @@ use weft_core::preset::{BETA_BENDING_SHEAR, BETA_STRETCH};
 use weft_pattern::geometry::Outline;
 use weft_pattern::{Garment, Pattern};
 use weft_shell::implicit::{MembraneDamping, ShellMaterial, shell_fabric};
-use weft_shell::{ClothMesh, Sbd, SeamTie};
+use weft_shell::{ClothMesh, Sbd, SbdOptions, SeamTie};
 use weft_solver::collide::Collider;
 use weft_solver::{StepStats, Tie};
 
@@ -277,6 +278,8 @@ pub(crate) struct SbdOutcome {
     pub sewn_centroid: f64,
     pub rms_speed: f64,
     pub is_static: bool,
+    /// Seam ties sewn over the body through meeting points.
+    pub routed_ties: usize,
 }
 
 /// A vertex this far from the origin (m) or faster than
@@ -325,7 +328,12 @@ pub const SEWING_TIE_STEP_SPACINGS: f64 = 0.1;
 ///   ties at stiffness 1 closing at most [`SEWING_TIE_STEP_SPACINGS`]
 ///   spacings per projection: panels placed decimetres apart would
 ///   otherwise be yanked together in one projection, which one sweep of
-///   the triangle constraints cannot follow (the cloth blows up);
+///   the triangle constraints cannot follow (the cloth blows up); a seam
+///   sewing is frictionless on the body (as the yarn model's), and a seam
+///   whose straight path crosses the body (a dress's shoulder seam) has
+///   both sides also pulled to its meeting point over the body
+///   ([`crate::sewing::seam_routes`], attachments at stiffness 1 without
+///   the step limit), as in the yarn model's pipeline;
 /// - draping, with `opts.sbd` as given and gravity, until the RMS vertex
 ///   speed is below `opts.relax.speed_tolerance` after `relax.min_time`,
 ///   or `relax.max_time`.
@@ -339,9 +347,27 @@ pub(crate) fn sew_and_drape(
     let mesh = garment_mesh(pattern, garment)?;
     let mut options = opts.sbd.clone();
     options.areal_density = opts.material.properties().areal_density;
-    let drape_options = options.clone();
+    // Draping releases the routes' attachments.
+    let drape_options = SbdOptions {
+        attachment_stiffness: 0.0,
+        ..options.clone()
+    };
+    // Seams whose straight path crosses the body are sewn over it, as in
+    // the yarn model's pipeline.
+    let routes = seam_routes(
+        garment,
+        mesh.positions(),
+        &body,
+        options.collision_thickness,
+    );
+    let attachments = route_attachments(garment, &routes)
+        .into_iter()
+        .map(|(v, p)| (v as u32, p))
+        .collect();
     let shell = |e: weft_shell::ShellError| GarmentError::Shell(e.to_string());
     let mut sim = Sbd::new(&mesh, &[], options)
+        .map_err(shell)?
+        .with_attachments(attachments)
         .map_err(shell)?
         .with_colliders(vec![body])
         .with_ties(
@@ -398,6 +424,8 @@ pub(crate) fn sew_and_drape(
         o.velocity_damping = 1e12;
         o.iterations = o.iterations.max(SEWING_ITERATIONS);
         o.tie_stiffness = 1.0;
+        o.attachment_stiffness = 1.0;
+        o.friction = false;
         o.tie_max_step = Some(SEWING_TIE_STEP_SPACINGS * spacing);
     })
     .map_err(shell)?;
@@ -424,6 +452,7 @@ pub(crate) fn sew_and_drape(
         sewn_centroid,
         rms_speed,
         is_static: rms_speed < opts.relax.speed_tolerance,
+        routed_ties: routes.len(),
     })
 }
 

@@ -89,6 +89,19 @@ pub struct SbdOptions {
     /// vertex a long way in one projection stretches the triangles around
     /// it beyond what one sweep restores, and the cloth blows up.
     pub tie_max_step: Option<f64>,
+    /// Stiffness `k ∈ [0, 1]` of the attachments ([`Sbd::with_attachments`]:
+    /// vertices pulled to fixed points); default 0, which releases them (a
+    /// drape holds its routed seams while sewing only). Unlike the ties
+    /// they are not limited by [`SbdOptions::tie_max_step`]: a limited
+    /// pull loses to the triangles of the panel behind the vertex (the
+    /// GarmentCode pencil dress's straps, pulled 2 mm per projection to
+    /// their meeting points over the shoulders, were dragged 6 cm down
+    /// the chest instead).
+    pub attachment_stiffness: f64,
+    /// Coulomb friction against the colliders (default true; each
+    /// collider's own `μ`). A drape's sewing turns it off, as the yarn
+    /// model's does: pieces pulled over the body must slide on it.
+    pub friction: bool,
 }
 
 impl Default for SbdOptions {
@@ -107,6 +120,8 @@ impl Default for SbdOptions {
             collision_thickness: 1e-3,
             tie_stiffness: 0.5,
             tie_max_step: None,
+            attachment_stiffness: 0.0,
+            friction: true,
         }
     }
 }
@@ -134,6 +149,7 @@ impl SbdOptions {
             ("shear_stiffness", self.shear_stiffness),
             ("bending_stiffness", self.bending_stiffness),
             ("tie_stiffness", self.tie_stiffness),
+            ("attachment_stiffness", self.attachment_stiffness),
         ] {
             if !(0.0..=1.0).contains(&k) {
                 return bad(name, &format!("expected a stiffness in [0, 1], got {k}"));
@@ -204,6 +220,8 @@ pub struct Sbd {
     clearance: Vec<Clearance>,
     ties: Vec<SeamTie>,
     tie_colours: Vec<Vec<u32>>,
+    /// `(vertex, fixed point)` pairs ([`Sbd::with_attachments`]).
+    attachments: Vec<(u32, Vector3<f64>)>,
 }
 
 /// A vertex's last queried signed distance `phi` (m) to a collider, taken
@@ -316,6 +334,7 @@ impl Sbd {
             clearance: Vec::new(),
             ties: Vec::new(),
             tie_colours: Vec::new(),
+            attachments: Vec::new(),
             options,
         })
     }
@@ -347,6 +366,45 @@ impl Sbd {
             ]
         });
         self.ties = ties;
+        Ok(self)
+    }
+
+    /// The same cloth with `attachments`: each `(vertex, point)` pulls the
+    /// vertex to the fixed point (m) while
+    /// [`SbdOptions::attachment_stiffness`] is above 0, the zero-length
+    /// constraint `C = |x - p|` of an immovable partner: `Δx = -k C n`
+    /// \[Kim23 eq. 3-5\]. A garment's seams whose straight
+    /// path crosses the body are sewn over it this way (the meeting points
+    /// of `weft_garment::sewing::seam_routes`).
+    ///
+    /// # Errors
+    /// [`ShellError::InvalidOption`] naming `attachments` for a vertex out
+    /// of range, a vertex listed twice or a non-finite point.
+    pub fn with_attachments(
+        mut self,
+        attachments: Vec<(u32, Vector3<f64>)>,
+    ) -> Result<Self, ShellError> {
+        let n = self.x.len();
+        let mut seen = vec![false; n];
+        for (i, (v, p)) in attachments.iter().enumerate() {
+            let v = *v as usize;
+            let problem = if v >= n {
+                Some(format!("names vertex {v}, outside 0..{n}"))
+            } else if std::mem::replace(&mut seen[v], true) {
+                Some(format!("attaches vertex {v} a second time"))
+            } else if !p.iter().all(|c| c.is_finite()) {
+                Some(format!("has the non-finite point {p:?}"))
+            } else {
+                None
+            };
+            if let Some(message) = problem {
+                return Err(ShellError::InvalidOption {
+                    name: "attachments",
+                    message: format!("attachment {i} {message}"),
+                });
+            }
+        }
+        self.attachments = attachments;
         Ok(self)
     }
 
@@ -507,6 +565,7 @@ impl Sbd {
                 self.project_triangles();
                 self.project_springs();
                 self.project_ties();
+                self.project_attachments();
                 self.project_collisions(h, t_end);
             }
             for i in 0..self.x.len() {
@@ -548,6 +607,7 @@ impl Sbd {
             return;
         }
         let delta = self.options.collision_thickness;
+        let friction = self.options.friction;
         let (x, w, colliders) = (&self.x, &self.inverse_mass, &self.colliders);
         let project = |i: usize, p: &mut Vector3<f64>, cache: &mut [Clearance]| {
             if w[i] == 0.0 {
@@ -569,6 +629,9 @@ impl Sbd {
                 }
                 let depth = delta - phi;
                 *p += n * depth;
+                if !friction {
+                    continue;
+                }
                 let moved = *p - x[i] - c.velocity_at(p, t) * h;
                 let tangential = moved - n * n.dot(&moved);
                 let slip = tangential.norm();
@@ -639,6 +702,27 @@ impl Sbd {
                 }
             }
         });
+    }
+
+    /// One sweep over the attachments (each moves its own vertex; serial,
+    /// as there are few): `Δx = -k C n` for `C = |x - p| > 0`, pinned
+    /// vertices left alone.
+    fn project_attachments(&mut self) {
+        let k = self.options.attachment_stiffness;
+        if k == 0.0 {
+            return;
+        }
+        for (v, target) in &self.attachments {
+            let v = *v as usize;
+            if self.inverse_mass[v] == 0.0 {
+                continue;
+            }
+            let d = self.p[v] - target;
+            let len = d.norm();
+            if len > 1e-12 {
+                self.p[v] -= d * k;
+            }
+        }
     }
 
     /// One Gauss-Seidel sweep over the bending springs, coloured as the

@@ -378,3 +378,119 @@ fn cloth_drapes_over_a_sphere_collider() {
         s.kinetic_energy()
     );
 }
+
+/// Attachments ([`Sbd::with_attachments`]): with stiffness 1 and no
+/// collider the attached vertex sits on its fixed point after every step
+/// (the attachment is projected after the triangles), the rest of the
+/// cloth follows it; at stiffness 0 (the default) it is released and the
+/// cloth falls freely. Bad attachments are refused by name.
+#[test]
+fn attachments_hold_vertices_at_fixed_points() {
+    let n = 9;
+    let mesh = ClothMesh::rectangle(
+        [0.2, 0.2],
+        [n, n],
+        Vector3::zeros(),
+        Vector3::x(),
+        Vector3::z(),
+    )
+    .unwrap();
+    let corner = (n * n - 1) as u32;
+    let target = mesh.positions()[corner as usize] + Vector3::new(0.0, 0.1, 0.05);
+    let options = SbdOptions {
+        attachment_stiffness: 1.0,
+        velocity_damping: 5.0,
+        ..Default::default()
+    };
+    let mut s = Sbd::new(&mesh, &[], options)
+        .unwrap()
+        .with_attachments(vec![(corner, target)])
+        .unwrap();
+    for _ in 0..100 {
+        s.step(0.005);
+        let gap = (s.positions()[corner as usize] - target).norm();
+        assert!(gap < 1e-12, "attached vertex {gap} m from its point");
+    }
+    // The cloth hangs from the point: every vertex below it.
+    let highest = s.positions().iter().map(|p| p.y).fold(f64::MIN, f64::max);
+    assert_relative_eq!(highest, target.y, max_relative = 1e-12);
+    let lowest = s.positions().iter().map(|p| p.y).fold(f64::MAX, f64::min);
+    assert!(lowest < target.y - 0.15, "lowest vertex at {lowest} m");
+    // Released: the next step is free fall from rest-ish, so the
+    // attached vertex moves away from its point.
+    s.reconfigure(|o| o.attachment_stiffness = 0.0).unwrap();
+    for _ in 0..10 {
+        s.step(0.005);
+    }
+    let gap = (s.positions()[corner as usize] - target).norm();
+    assert!(gap > 0.01, "released vertex still {gap} m from its point");
+
+    let fresh = || Sbd::new(&mesh, &[], SbdOptions::default()).unwrap();
+    let nan = Vector3::new(f64::NAN, 0.0, 0.0);
+    for bad in [
+        vec![(n as u32 * n as u32, target)],
+        vec![(0, target), (0, target)],
+        vec![(0, nan)],
+    ] {
+        match fresh().with_attachments(bad.clone()) {
+            Err(ShellError::InvalidOption { name, .. }) => assert_eq!(name, "attachments"),
+            other => panic!("{bad:?}: {:?}", other.map(|_| ())),
+        }
+    }
+    let bad = SbdOptions {
+        attachment_stiffness: 1.5,
+        ..Default::default()
+    };
+    assert!(matches!(
+        bad.validate(),
+        Err(ShellError::InvalidOption {
+            name: "attachment_stiffness",
+            ..
+        })
+    ));
+}
+
+/// `friction: false` drops the Coulomb limit: a square resting on a plane
+/// tilted by 20° with `μ = 0.8` (above `tan 20° = 0.36`) stays put with
+/// friction and slides down the slope without it.
+#[test]
+fn frictionless_contact_lets_cloth_slide() {
+    use weft_solver::collide::{Collider, Plane};
+    let angle = 20f64.to_radians();
+    let normal = Vector3::new(-angle.sin(), angle.cos(), 0.0);
+    let down_slope = Vector3::new(-angle.cos(), -angle.sin(), 0.0);
+    let across = Vector3::z();
+    let plane = || Collider::new(Plane::new(Vector3::zeros(), normal).unwrap(), 0.0, 0.8).unwrap();
+    // The square lies on the slope, 1 mm (the collision thickness) above it.
+    let mesh =
+        ClothMesh::rectangle([0.1, 0.1], [6, 6], normal * 1e-3, -down_slope, across).unwrap();
+    let slide = |friction: bool| {
+        let options = SbdOptions {
+            friction,
+            ..Default::default()
+        };
+        let mut s = Sbd::new(&mesh, &[], options)
+            .unwrap()
+            .with_colliders(vec![plane()]);
+        for _ in 0..40 {
+            s.step(0.005);
+        }
+        let moved: Vector3<f64> = s
+            .positions()
+            .iter()
+            .zip(mesh.positions())
+            .map(|(p, q)| p - q)
+            .sum::<Vector3<f64>>()
+            / mesh.positions().len() as f64;
+        moved.dot(&down_slope)
+    };
+    let (held, free) = (slide(true), slide(false));
+    // Without friction: a = g sin 20° = 3.36 m/s² for 0.2 s, 67 mm
+    // (symplectic substeps add a little).
+    let expected = 0.5 * 9.81 * angle.sin() * 0.2 * 0.2;
+    assert!(held.abs() < 1e-3, "slid {held} m with μ = 0.8");
+    assert!(
+        (free - expected).abs() < 0.05 * expected,
+        "slid {free} m without friction, expected about {expected}"
+    );
+}
