@@ -589,10 +589,11 @@ extern "C" __global__ void weft_assemble_ties(int count, const unsigned* tie_nod
 
 // Attachment springs V = 1/2 k |x - p|^2 (Assembler::attachments): node
 // attach_node[j] pulled to the fixed point attach_point[3j..3j+3] (m),
-// stiffness k (N/m). Node-diagonal blocks; a node may carry several
-// attachments, so the scatter is atomic.
+// stiffness attach_k[j] (N/m). Node-diagonal blocks; a node may carry
+// several attachments, so the scatter is atomic.
 extern "C" __global__ void weft_assemble_attachments(int count, const unsigned* attach_node,
-                                                     const double* attach_point, double k,
+                                                     const double* attach_point,
+                                                     const double* attach_k,
                                                      const unsigned* diag, const double* q_n,
                                                      const double* v, double h, double* residual,
                                                      double* values, int with_matrix,
@@ -601,6 +602,7 @@ extern "C" __global__ void weft_assemble_attachments(int count, const unsigned* 
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j < count) {
         unsigned node = attach_node[j];
+        double k = attach_k[j];
         size_t o = WEFT_B * (size_t)node;
         // (q_n - p) + h v: the large terms cancel before the small one.
         V3 d = add(sub(load3(q_n + o), load3(attach_point + 3 * (size_t)j)), scale(load3(v + o), h));

@@ -259,7 +259,7 @@ pub struct DeviceSystem<'b> {
     /// Self-collision pairs of the step (4 nodes each), `d0` (m), `k` (N/m).
     pairs: Option<(CudaSlice<u32>, f64, f64)>,
     /// Attachment springs of the step: nodes, points (3 each), `k_a` (N/m).
-    attachments: Option<(CudaSlice<u32>, CudaSlice<f64>, f64)>,
+    attachments: Option<(CudaSlice<u32>, CudaSlice<f64>, CudaSlice<f64>)>,
     /// Assembly outputs.
     residual: CudaSlice<f64>,
     values: CudaSlice<f64>,
@@ -679,7 +679,7 @@ impl<'b> DeviceSystem<'b> {
         if let Some((nodes_a, points, k)) = &self.attachments {
             let count = nodes_a.len() as i32;
             // SAFETY: signature of weft_assemble_attachments; 3 point
-            // coordinates per node, each node < n.
+            // coordinates and one stiffness per node, each node < n.
             unsafe {
                 s.launch_builder(b.f("weft_assemble_attachments"))
                     .arg(&count)
@@ -1444,7 +1444,7 @@ impl DeviceSystem<'_> {
             Some((
                 s.clone_htod(&colliders.attach_nodes)?,
                 s.clone_htod(&colliders.attach_points)?,
-                colliders.attachment_stiffness,
+                s.clone_htod(&colliders.attach_stiffness)?,
             ))
         };
         Ok(())

@@ -485,13 +485,13 @@ pub struct StepColliders {
     pub d0: f64,
     /// Self-collision stiffness `k` (N/m).
     pub repulsion_stiffness: f64,
-    /// Attachment spring nodes ([`Assembler::attachments`]); empty when
-    /// [`Assembler::attachment_stiffness`] is 0.
+    /// Attachment spring nodes ([`Assembler::attachments`], those of
+    /// stiffness above 0).
     pub attach_nodes: Vec<u32>,
     /// Attachment points, 3 per spring (m).
     pub attach_points: Vec<f64>,
-    /// Attachment stiffness `k_a` (N/m).
-    pub attachment_stiffness: f64,
+    /// Attachment stiffnesses, one per spring (N/m).
+    pub attach_stiffness: Vec<f64>,
 }
 
 impl StepColliders {
@@ -511,7 +511,8 @@ impl StepColliders {
 /// (`assembler.contact.planes`, local frame) moved to their world pose at
 /// `t`, as [`weft_solver::collide::Collider::plane_contact`] does; and the
 /// self-collision pairs of `assembler.contact.self_collision` with its `d0`
-/// and stiffness; and the attachment springs (when their stiffness is > 0).
+/// and stiffness; and the attachment springs of stiffness above 0, each
+/// with its own.
 ///
 /// # Errors
 /// [`PlanError::MeshCollider`] for a triangle-mesh collider when the
@@ -576,12 +577,10 @@ pub fn colliders_at(assembler: &Assembler, t: f64) -> Result<StepColliders, Plan
             .map(|n| u32_of(n, "node"))
             .collect::<Result<_, _>>()?;
     }
-    if assembler.attachment_stiffness > 0.0 {
-        out.attachment_stiffness = assembler.attachment_stiffness;
-        for (n, p) in &assembler.attachments {
-            out.attach_nodes.push(u32_of(*n, "node")?);
-            out.attach_points.extend_from_slice(p.as_slice());
-        }
+    for a in assembler.attachments.iter().filter(|a| a.stiffness > 0.0) {
+        out.attach_nodes.push(u32_of(a.node, "node")?);
+        out.attach_points.extend_from_slice(a.point.as_slice());
+        out.attach_stiffness.push(a.stiffness);
     }
     Ok(out)
 }

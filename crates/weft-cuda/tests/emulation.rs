@@ -31,6 +31,7 @@ use nalgebra::{DMatrix, Vector3};
 use weft_cuda::emulate::{self, EmulatedOps};
 use weft_cuda::host;
 use weft_cuda::plan::{AssemblyPlan, StepColliders, colliders_at};
+use weft_solver::Attachment;
 use weft_solver::par::inf_norm;
 use weft_solver::pcg::{BlockJacobi, CpuOps, PcgStatus, pcg};
 
@@ -736,21 +737,27 @@ fn emulated_drag_and_attachments_match_the_cpu_assembler() {
             false,
         );
         a.drag = 3.0;
-        a.attachment_stiffness = 40.0;
-        for (n, dy) in [
-            (3usize, 1e-3),
-            (10, -2e-3),
-            (10, 5e-4),
-            (31, 1e-3),
-            (55, 0.0),
+        // Each spring its own stiffness (N/m), one of them 0 (left out).
+        for (n, dy, k) in [
+            (3usize, 1e-3, 40.0),
+            (10, -2e-3, 40.0),
+            (10, 5e-4, 0.4),
+            (31, 1e-3, 0.0),
+            (55, 0.0, 400.0),
         ] {
             let p = Vector3::new(s.q_n[5 * n], s.q_n[5 * n + 1] + dy, s.q_n[5 * n + 2] + 3e-4);
-            a.attachments.push((n, p));
+            a.attachments.push(Attachment {
+                node: n,
+                point: p,
+                stiffness: k,
+            });
         }
         let mut plan = AssemblyPlan::new(&a).unwrap();
         assert_eq!(plan.drag, 3.0);
         let colliders = colliders_at(&a, a.time).unwrap();
-        assert_eq!(colliders.attach_nodes.len(), 5);
+        // The spring of stiffness 0 is left out.
+        assert_eq!(colliders.attach_nodes.len(), 4);
+        assert_eq!(colliders.attach_stiffness, [40.0, 40.0, 0.4, 400.0]);
         let mut res_cpu = vec![0.0; len];
         a.assemble(&s.q_n, &s.v_n, &s.v, s.h, &s.anchors, &mut res_cpu, false);
         let mut res_emu = vec![0.0; len];
@@ -956,11 +963,14 @@ fn emulated_residual_does_not_depend_on_distance_from_origin() {
         a.contact.colliders.clear();
         // Across gravity: its arc-length force ρ g·x depends on the height.
         a.gravity = Vector3::new(0.0, -9.81, 0.0);
-        a.attachment_stiffness = 30.0;
         for n in [10, 20, 50] {
             let x = a.fabric.initial.node_q(n);
             let p = Vector3::new(grid(x[0]) + by, grid(x[1] + 1e-9), grid(x[2]) + by);
-            a.attachments.push((n, p));
+            a.attachments.push(Attachment {
+                node: n,
+                point: p,
+                stiffness: 30.0,
+            });
         }
         a
     };

@@ -18,7 +18,7 @@ use weft_io::{CurveExportOptions, CurveFormat, TriMesh, YarnCurves};
 use weft_pattern::{Garment, Pattern, WeaveOptions, weave_garment};
 use weft_solver::assembly::SelfContact;
 use weft_solver::collide::{Collider, MeshAnimation, SelfCollision, TriangleMesh};
-use weft_solver::{Settings, Simulation, StepStats, Tie};
+use weft_solver::{Attachment, Settings, Simulation, StepStats, Tie};
 
 /// Self-collision distance as a fraction of the level's spacing: at a
 /// coarse level the garment's layers repel within `0.6 s`, so that a yarn
@@ -1380,26 +1380,39 @@ impl<'a> Run<'a> {
                             },
                         });
                     }
+                    // The shell model's membrane joins the held yarn ends,
+                    // so it is held more gently
+                    // (`shell::SHELL_ATTACHMENT_FRACTION`).
+                    let stiffness = ls.sim.assembler.tie_stiffness
+                        * if shell {
+                            crate::shell::SHELL_ATTACHMENT_FRACTION
+                        } else {
+                            1.0
+                        };
                     for node in nodes {
                         let x = x0[node];
                         let (phi, nrm) = collider.distance(&x, 0.0);
-                        attachments.push((node, x - nrm * (phi - radius - margin)));
+                        attachments.push(Attachment {
+                            node,
+                            point: x - nrm * (phi - radius - margin),
+                            stiffness,
+                        });
                     }
                 }
                 done.attached_nodes = attachments.len();
                 let routes = seam_routes(&garment, &x0, &collider, radius + margin);
                 done.routed_ties = routes.len();
-                attachments.extend(route_attachments(&garment, &routes));
+                // Routed seams are pulled to their meeting points at the
+                // ties' own stiffness, whatever the model.
+                attachments.extend(route_attachments(&garment, &routes).into_iter().map(
+                    |(node, point)| Attachment {
+                        node,
+                        point,
+                        stiffness: ls.sim.assembler.tie_stiffness,
+                    },
+                ));
                 done.attached_labels = labels;
                 ls.sim.assembler.attachments = attachments;
-                // The shell model's membrane joins the held yarn ends, so
-                // it is held more gently (`shell::SHELL_ATTACHMENT_FRACTION`).
-                ls.sim.assembler.attachment_stiffness = ls.sim.assembler.tie_stiffness
-                    * if shell {
-                        crate::shell::SHELL_ATTACHMENT_FRACTION
-                    } else {
-                        1.0
-                    };
                 if here.is_none() {
                     self.frame(0.0, ls.woven(), &ls.sim.q, false)?;
                 }
@@ -1438,7 +1451,6 @@ impl<'a> Run<'a> {
                         xs0.iter().map(|x| x.y).sum::<f64>() / xs0.len().max(1) as f64;
                 }
                 ls.sim.assembler.attachments.clear();
-                ls.sim.assembler.attachment_stiffness = 0.0;
                 ls.sim.assembler.gravity = gravity;
                 ls.sim.assembler.drag = 0.0;
                 ls.sim.assembler.contact.colliders = vec![(collider.clone(), margin)];

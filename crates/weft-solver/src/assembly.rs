@@ -142,6 +142,20 @@ pub struct Tie {
     pub t: f64,
 }
 
+/// An attachment spring: `node` pulled to the fixed point `point` (m) by
+/// `V = ½ k |x - point|²` with its own `stiffness` `k` (N/m); the garment
+/// pipeline holds labelled edges to the body, and seams over it, with them
+/// while sewing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Attachment {
+    /// The node.
+    pub node: usize,
+    /// The fixed point (m).
+    pub point: Vector3<f64>,
+    /// Stiffness `k` (N/m), ≥ 0.
+    pub stiffness: f64,
+}
+
 /// External colliders (each with its margin δ, m) and self-collision.
 #[derive(Default)]
 pub struct ContactModel {
@@ -291,13 +305,9 @@ pub struct Assembler {
     /// potentials deliberately leave alone): a numerical aid for quasi-static
     /// phases such as sewing a garment, where only the end state matters.
     pub drag: f64,
-    /// Attachment springs `(node, p)`: the node is pulled to the fixed point
-    /// `p` (m) by `V = ½ k_a |x - p|²`, `k_a` =
-    /// [`Assembler::attachment_stiffness`]; the garment pipeline holds
-    /// labelled edges to the body with them while sewing. Default empty.
-    pub attachments: Vec<(usize, Vector3<f64>)>,
-    /// Stiffness `k_a` of every attachment spring (N/m).
-    pub attachment_stiffness: f64,
+    /// Attachment springs, each with its own stiffness ([`Attachment`]).
+    /// Default empty.
+    pub attachments: Vec<Attachment>,
     tie_blocks: Vec<[u32; 6]>,
     /// Time at the end of the step being assembled (s), for moving colliders.
     pub time: f64,
@@ -502,7 +512,6 @@ impl Assembler {
             tie_damping: 0.0,
             drag: 0.0,
             attachments: Vec::new(),
-            attachment_stiffness: 0.0,
             tie_blocks,
             time: 0.0,
             node_radius,
@@ -986,17 +995,19 @@ impl Assembler {
         }
 
         // Attachment springs (serial; O(attachments)), node-diagonal blocks.
-        if self.attachment_stiffness > 0.0 {
-            let k = self.attachment_stiffness;
-            for (node, p) in &self.attachments {
-                let o = B * node;
-                let d = Vector3::from_fn(|r, _| (q_n[o + r] - p[r]) + h * v[o + r]);
-                total.elastic += 0.5 * k * d.norm_squared();
-                for r in 0..3 {
-                    residual[o + r] += h * k * d[r];
-                    if with_matrix {
-                        self.matrix.values[self.matrix.diag[*node]][r][r] += h * h * k;
-                    }
+        for &Attachment {
+            node,
+            point: p,
+            stiffness: k,
+        } in &self.attachments
+        {
+            let o = B * node;
+            let d = Vector3::from_fn(|r, _| (q_n[o + r] - p[r]) + h * v[o + r]);
+            total.elastic += 0.5 * k * d.norm_squared();
+            for r in 0..3 {
+                residual[o + r] += h * k * d[r];
+                if with_matrix {
+                    self.matrix.values[self.matrix.diag[node]][r][r] += h * h * k;
                 }
             }
         }

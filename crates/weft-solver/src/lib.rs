@@ -19,7 +19,7 @@ pub mod step;
 mod test_util;
 mod trisolve;
 
-pub use assembly::{Assembler, Energies, Tie};
+pub use assembly::{Assembler, Attachment, Energies, Tie};
 pub use integrator::{
     CpuBackend, Handle, LinearSolver, Rejection, Settings, SimCheckpoint, Simulation, SolverError,
     StepStats, step_halving_on_rejection,

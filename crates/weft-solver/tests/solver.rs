@@ -852,12 +852,15 @@ fn attachment_springs_hold_nodes_to_points() {
     let lift = Vector3::new(0.0, 0.0, 2e-3);
     let x =
         |sim: &Simulation, i: usize| Vector3::new(sim.q[B * i], sim.q[B * i + 1], sim.q[B * i + 2]);
-    let targets: Vec<(usize, Vector3<f64>)> = [0usize, 15]
+    let targets: Vec<weft_solver::Attachment> = [(0usize, 2.0), (15, 5.0)]
         .iter()
-        .map(|&i| (i, x(&sim, i) + lift))
+        .map(|&(i, k)| weft_solver::Attachment {
+            node: i,
+            point: x(&sim, i) + lift,
+            stiffness: k,
+        })
         .collect();
     sim.assembler.attachments = targets.clone();
-    sim.assembler.attachment_stiffness = 2.0;
     // Residual = h ∇V (at v = v_n = 0, h = 1 ms) against finite differences
     // of the energy, and the matrix against finite differences of the
     // residual.
@@ -903,8 +906,9 @@ fn attachment_springs_hold_nodes_to_points() {
     // points (the patch is free otherwise, so they meet them exactly).
     sim.assembler.drag = 20.0;
     sim.advance_to(1.0, |_, _| {}).unwrap();
-    for (i, p) in &targets {
-        let off = (x(&sim, *i) - p).norm();
+    for a in &targets {
+        let (i, p) = (a.node, a.point);
+        let off = (x(&sim, i) - p).norm();
         assert!(
             off < 2e-5,
             "node {i} is {off:e} m from its attachment point"

@@ -377,16 +377,18 @@ pub fn stacked_patches() -> Simulation {
 }
 
 /// [`patch`] with mass-proportional drag (20 1/s) and three attachment
-/// springs (30 N/m) holding nodes 40, 44 and 50 1 mm above their start.
+/// springs (30, 30 and 90 N/m) holding nodes 40, 44 and 50 1 mm above
+/// their start.
 pub fn patch_with_drag_and_attachments() -> Simulation {
     let mut sim = patch();
     sim.assembler.drag = 20.0;
-    sim.assembler.attachment_stiffness = 30.0;
-    for n in [40, 44, 50] {
+    for (n, k) in [(40, 30.0), (44, 30.0), (50, 90.0)] {
         let x = sim.assembler.fabric.initial.node_q(n);
-        sim.assembler
-            .attachments
-            .push((n, Vector3::new(x[0], x[1] + 1e-3, x[2])));
+        sim.assembler.attachments.push(weft_solver::Attachment {
+            node: n,
+            point: Vector3::new(x[0], x[1] + 1e-3, x[2]),
+            stiffness: k,
+        });
     }
     sim
 }
