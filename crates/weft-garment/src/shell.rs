@@ -332,7 +332,7 @@ pub const SEWING_TIE_STEP_SPACINGS: f64 = 0.1;
 ///   ties at stiffness 1 closing at most [`SEWING_TIE_STEP_SPACINGS`]
 ///   spacings per projection: panels placed decimetres apart would
 ///   otherwise be yanked together in one projection, which one sweep of
-///   the triangle constraints cannot follow (the cloth blows up); a seam
+///   the triangle constraints cannot follow (the cloth blows up);
 ///   sewing is frictionless on the body (as the yarn model's), and a seam
 ///   whose straight path crosses the body (a dress's shoulder seam) has
 ///   both sides also pulled to its meeting point over the body
@@ -364,8 +364,12 @@ pub(crate) fn sew_and_drape(
         &body,
         options.collision_thickness,
     );
+    // A yarn end with two routed ties (a corner on two seams) is pulled
+    // to the first one's meeting point.
+    let mut attached = std::collections::HashSet::new();
     let attachments = route_attachments(garment, &routes)
         .into_iter()
+        .filter(|(v, _)| attached.insert(*v))
         .map(|(v, p)| (v as u32, p))
         .collect();
     let shell = |e: weft_shell::ShellError| GarmentError::Shell(e.to_string());
