@@ -753,35 +753,17 @@ fn implicit_stepper(fabric: weft_core::Fabric) -> Stepper {
 fn yarn_square(side: usize) -> Result<weft_core::Fabric> {
     let spacing = 1.0 / (side - 1) as f64;
     let material = weft_core::FabricPreset::Cotton.material(spacing, false);
-    let spec = |pinned: Vec<NodeSelector>| {
-        let mut spec =
-            WovenPatchSpec::new(&material.name, [1.0, 1.0], [side, side], [0.5, -0.5, 0.0]);
-        spec.normal = [0.0, 0.0, 1.0];
-        spec.warp_direction = [1.0, 0.0, 0.0];
-        spec.sliding = false;
-        spec.pinned = pinned;
-        spec
-    };
-    let build = |pinned| -> Result<weft_core::Fabric> {
-        let mut b = FabricBuilder::new(vec![material.clone()])?;
-        b.add_woven_patch(&spec(pinned))?;
-        Ok(b.build()?)
-    };
-    // The two top corners, found by position.
-    let free = build(Vec::new())?;
-    let x = &free.initial.x;
-    let corner = |want_x: f64| {
-        (0..x.len())
-            .min_by(|&a, &b| {
-                let d = |i: usize| (x[i][0] - want_x).abs() + x[i][1].abs();
-                d(a).total_cmp(&d(b))
-            })
-            .unwrap_or_default()
-    };
-    build(vec![
-        NodeSelector::Index(corner(0.0)),
-        NodeSelector::Index(corner(1.0)),
-    ])
+    let mut spec = WovenPatchSpec::new(&material.name, [1.0, 1.0], [side, side], [0.5, -0.5, 0.0]);
+    spec.normal = [0.0, 0.0, 1.0];
+    spec.warp_direction = [1.0, 0.0, 0.0];
+    spec.sliding = false;
+    // Weft yarns run along the warp direction `x`, warp yarns along
+    // `normal × x = y`; corners 2 and 3 are the last warp yarn's ends, at
+    // `y = 0`: `(1, 0, 0)` and `(0, 0, 0)`.
+    spec.pinned = vec![NodeSelector::Corner(2), NodeSelector::Corner(3)];
+    let mut b = FabricBuilder::new(vec![material])?;
+    b.add_woven_patch(&spec)?;
+    Ok(b.build()?)
 }
 
 /// `weft bench --model sbd|stvk|all`: a 1 m square of `⌈√N⌉²` vertices
@@ -920,4 +902,27 @@ fn run_triangle_model(args: &BenchArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The yarn square hangs from its two top corners, like the triangle
+    /// models' square: exactly the nodes at `(0, 0, 0)` and `(1, 0, 0)` are
+    /// held.
+    #[test]
+    fn yarn_square_is_pinned_at_its_top_corners() {
+        let fabric = super::yarn_square(5).unwrap();
+        let held: Vec<[f64; 3]> = (0..fabric.node_count())
+            .filter(|&i| !fabric.free[i][0])
+            .map(|i| fabric.initial.x[i].into())
+            .collect();
+        assert_eq!(held.len(), 2, "{held:?}");
+        for want in [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]] {
+            assert!(
+                held.iter()
+                    .any(|x| x.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-12)),
+                "{want:?} not held: {held:?}"
+            );
+        }
+    }
 }

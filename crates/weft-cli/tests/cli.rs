@@ -542,17 +542,24 @@ fn run_summary_and_frames_of_a_rerun() {
     assert_eq!(names[5], "frame_000005.obj");
 }
 
+/// `weft bench ARGS --json`, which must succeed: its records.
+fn bench_json(args: &[&str]) -> serde_json::Value {
+    let o = weft()
+        .arg("bench")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 /// `weft bench --model sbd` times strain-based dynamics: a 20 x 20 square
 /// has 400 vertices, 722 triangles and LOD bending springs; the CUDA
 /// backend is refused with a reason.
 #[test]
 fn bench_sbd_reports_a_timed_row() {
-    let o = weft()
-        .args(["bench", "--model", "sbd", "--json", "--nodes", "400"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = bench_json(&["--model", "sbd", "--nodes", "400"]);
     let r = &v[0];
     assert_eq!(r["model"], "sbd");
     assert_eq!(r["vertices"], 400);
@@ -574,12 +581,7 @@ fn bench_sbd_reports_a_timed_row() {
 /// steps take Newton iterations.
 #[test]
 fn bench_stvk_reports_a_timed_row() {
-    let o = weft()
-        .args(["bench", "--model", "stvk", "--json", "--nodes", "100"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = bench_json(&["--model", "stvk", "--nodes", "100"]);
     let r = &v[0];
     assert_eq!(r["model"], "stvk");
     assert_eq!(r["triangles"], 162);
@@ -594,12 +596,7 @@ fn bench_stvk_reports_a_timed_row() {
 /// bending elements each: 160), the implicit two with Newton iterations.
 #[test]
 fn bench_all_reports_three_models_on_the_same_square() {
-    let o = weft()
-        .args(["bench", "--model", "all", "--json", "--nodes", "100"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = bench_json(&["--model", "all", "--nodes", "100"]);
     let rows = v.as_array().unwrap();
     let models: Vec<&str> = rows.iter().map(|r| r["model"].as_str().unwrap()).collect();
     assert_eq!(models, ["stvk", "sbd", "yarn"]);
@@ -618,12 +615,7 @@ fn bench_all_reports_three_models_on_the_same_square() {
 
 #[test]
 fn bench_json_has_the_design_record_layout() {
-    let o = weft()
-        .args(["bench", "--json", "--nodes", "100"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = bench_json(&["--nodes", "100"]);
     let r = &v[0];
     for key in [
         "backend",
