@@ -757,9 +757,10 @@ fn yarn_square(side: usize) -> Result<weft_core::Fabric> {
     spec.normal = [0.0, 0.0, 1.0];
     spec.warp_direction = [1.0, 0.0, 0.0];
     spec.sliding = false;
-    // Weft yarns run along the warp direction `x`, warp yarns along
-    // `normal × x = y`; corners 2 and 3 are the last warp yarn's ends, at
-    // `y = 0`: `(1, 0, 0)` and `(0, 0, 0)`.
+    // Warp yarns run along `warp_direction = x`, weft yarns along
+    // `normal × x = y`; corners 2 and 3 are the two ends of the last warp
+    // yarn, at the largest weft offset `y = 0`: `(1, 0, 0)` and `(0, 0, 0)`
+    // (`weft_core::fabric::NodeSelector::Corner`).
     spec.pinned = vec![NodeSelector::Corner(2), NodeSelector::Corner(3)];
     let mut b = FabricBuilder::new(vec![material])?;
     b.add_woven_patch(&spec)?;
