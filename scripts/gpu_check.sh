@@ -52,15 +52,17 @@ run)
     part device 60 "$b/device" --nocapture --test-threads=1
     part nvrtc 120 "$b/nvrtc_compile" --nocapture --test-threads=1
     # The kernel parity tests, then each trajectory scene with its own
-    # limit (the sphere scene took 53 s on the first H100 run).
+    # limit, those not yet passed on a device first (H100, 2026-11-27: the
+    # sphere and attachment scenes pass in 64 s each; the moving mesh box
+    # did not finish in 70 s, the stacked patches not in 115 s).
     part gpu "${GPU_TEST_LIMIT:-120}" "$b/gpu" --nocapture --test-threads=1 --skip gpu_trajectory
-    for scene in patch_on_a_sphere patch_on_a_moving_mesh_box stacked_patches_self_collision \
-        drag_and_attachments seam_ties; do
+    for scene in seam_ties patch_on_a_moving_mesh_box stacked_patches_self_collision \
+        patch_on_a_sphere drag_and_attachments; do
         part "trajectory_$scene" "${GPU_TRAJECTORY_LIMIT:-90}" "$b/gpu" --nocapture \
             --exact "gpu_trajectory_$scene"
     done
     part bench "${GPU_BENCH_LIMIT:-180}" "$b/weft" bench --backend cuda \
-        --nodes 100000 --nodes 1000000 --nodes 4000000 --step-max-nodes 1000000
+        --nodes 100000 --nodes 1000000 --nodes 4000000 --step-max-nodes 100000
     ;;
 *)
     sed -n '2,11p' "$0"

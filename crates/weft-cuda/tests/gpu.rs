@@ -146,13 +146,14 @@ fn gpu_pcg_matches_the_cpu_pcg() {
 /// 100 steps of the device step driver (`CudaSimulation`: the CPU's Newton
 /// loop on the kernels) against the CPU backend with block-Jacobi PCG on
 /// one of the scenes of tests/common, Newton tolerance 1e-8: the same
-/// accepted steps and rejections, positions within 1e-8 relative
-/// (`‖a - b‖₂/‖b‖₂`) at every step and velocities within 1e-6 of the run's
-/// largest `‖v‖₂`. (The emulated kernels give 5.4e-10 and 9.0e-8 on the
-/// same run, tests/step.rs.) One test per scene, so that a device run can
-/// give each its own time limit (`scripts/gpu_check.sh`): on the first H100
-/// run the sphere scene alone took 53 s.
-fn trajectory_parity(name: &str, make: fn() -> weft_solver::Simulation) {
+/// accepted steps and rejections, positions within `tol_q` relative
+/// (`‖a - b‖₂/‖b‖₂`) at every step and velocities within `tol_v` of the
+/// run's largest `‖v‖₂`. Each scene's tolerances are those its emulated
+/// kernels meet against the CPU in tests/step.rs (1e-8 and 1e-6 where the
+/// emulation gives 5.4e-10 and 9.0e-8). One test per scene, so that a
+/// device run can give each its own time limit (`scripts/gpu_check.sh`): on
+/// the first H100 run the sphere scene alone took 53 s.
+fn trajectory_parity(name: &str, make: fn() -> weft_solver::Simulation, tol_q: f64, tol_v: f64) {
     use weft_cuda::step::CudaSimulation;
     let Some(b) = backend("GPU 100-step trajectory parity") else {
         return;
@@ -183,7 +184,7 @@ fn trajectory_parity(name: &str, make: fn() -> weft_solver::Simulation) {
         );
         let eq = rel(&gpu.sim.q, &cpu.q);
         worst_q = worst_q.max(eq);
-        assert!(eq < 1e-8, "{name}, step {k}: positions differ by {eq:e}");
+        assert!(eq < tol_q, "{name}, step {k}: positions differ by {eq:e}");
         dv_max = dv_max.max(rel(&gpu.sim.v, &cpu.v) * norm(&cpu.v));
         v_max = v_max.max(norm(&cpu.v));
     }
@@ -194,7 +195,7 @@ fn trajectory_parity(name: &str, make: fn() -> weft_solver::Simulation) {
          ({steps} accepted steps; CPU {cpu_s:.1} s, GPU {gpu_s:.1} s)"
     );
     assert!(
-        wv < 1e-6,
+        wv < tol_v,
         "{name}: velocities differ by {wv:e} of the largest |v|"
     );
 }
@@ -202,19 +203,29 @@ fn trajectory_parity(name: &str, make: fn() -> weft_solver::Simulation) {
 /// [`trajectory_parity`] of the patch on its sphere.
 #[test]
 fn gpu_trajectory_patch_on_a_sphere() {
-    trajectory_parity("patch on a sphere", common::patch);
+    trajectory_parity("patch on a sphere", common::patch, 1e-8, 1e-6);
 }
 
 /// [`trajectory_parity`] of the patch under a rising triangle-mesh box.
 #[test]
 fn gpu_trajectory_patch_on_a_moving_mesh_box() {
-    trajectory_parity("patch on a moving mesh box", common::patch_on_mesh);
+    trajectory_parity(
+        "patch on a moving mesh box",
+        common::patch_on_mesh,
+        1e-8,
+        1e-6,
+    );
 }
 
 /// [`trajectory_parity`] of two stacked patches with self-collision.
 #[test]
 fn gpu_trajectory_stacked_patches_self_collision() {
-    trajectory_parity("stacked patches, self-collision", common::stacked_patches);
+    trajectory_parity(
+        "stacked patches, self-collision",
+        common::stacked_patches,
+        1e-8,
+        1e-6,
+    );
 }
 
 /// [`trajectory_parity`] with drag and attachment springs.
@@ -223,13 +234,21 @@ fn gpu_trajectory_drag_and_attachments() {
     trajectory_parity(
         "drag and attachments",
         common::patch_with_drag_and_attachments,
+        1e-8,
+        1e-6,
     );
 }
 
-/// [`trajectory_parity`] with seam ties.
+/// [`trajectory_parity`] with seam ties, at the tolerances of the emulated
+/// test of the same scene (`emulated_device_step_with_seam_ties_matches_cpu`
+/// in tests/step.rs: 1e-7 and 5e-6). The stiff ties leave two inexact
+/// Newton solves about 2e-8 apart: the emulated kernels give 2.0e-8 over 20
+/// steps and 2.33e-8 in positions, 8.7e-7 in velocities over these 100
+/// steps; the H100 run of 2026-11-27 stopped at step 19 on the former 1e-8
+/// bound with 1.43e-8, the same size.
 #[test]
 fn gpu_trajectory_seam_ties() {
-    trajectory_parity("seam ties", common::patch_with_ties);
+    trajectory_parity("seam ties", common::patch_with_ties, 1e-7, 5e-6);
 }
 
 /// The acceptance and anchor-update kernels on the device against the CPU
