@@ -20,7 +20,9 @@
 //!    deep through the body (a shoulder seam placed below the shoulder) is
 //!    sewn through a meeting point outside the body on the far side from
 //!    its fabric ([`sewing::seam_routes`]), so it closes over the shoulder,
-//!    not under the arm.
+//!    not under the arm; a tube's seams whose paths pass beside a limb (a
+//!    sleeve's over-arm and underarm seams) close against it
+//!    ([`sewing::tube_routes`]).
 //!    Then it is **draped**: gravity, friction on the body, until static.
 //! 3. **Refined levels**: the pattern is woven again at half the spacing
 //!    (the grid lines pass through the panel origin, so every coarse yarn

@@ -6,7 +6,7 @@ use crate::error::GarmentError;
 use crate::layers::{LAYER_EXCLUSION_SPACINGS, LayerCrossing, layer_crossings};
 use crate::options::{Body, DEFAULT_ATTACH_LABELS, DrapeOptions, level_spacings};
 use crate::progress::{Phase, Progress};
-use crate::sewing::{has_upper_part, route_attachments, seam_routes};
+use crate::sewing::{has_upper_part, route_attachments, seam_routes, tube_routes};
 use crate::transfer::{carry_state, positions};
 use nalgebra::Vector3;
 use rayon::prelude::*;
@@ -180,9 +180,10 @@ pub struct DrapeSummary {
     pub attached_nodes: usize,
     /// The labels whose edges were held.
     pub attached_labels: Vec<String>,
-    /// Seam ties whose straight path crossed the body where the garment
-    /// was placed, sewn through a meeting point outside it
-    /// ([`crate::sewing::seam_routes`]).
+    /// Seam ties sewn through a meeting point outside the body: those
+    /// whose straight path crossed the body where the garment was placed
+    /// ([`crate::sewing::seam_routes`]) and a tube's ties whose path ran
+    /// beside it ([`crate::sewing::tube_routes`]).
     pub routed_seam_ties: usize,
     /// Frames of yarn curves written under `frames/`.
     pub frames: usize,
@@ -1400,7 +1401,10 @@ impl<'a> Run<'a> {
                     }
                 }
                 done.attached_nodes = attachments.len();
-                let routes = seam_routes(&garment, &x0, &collider, radius + margin);
+                // Seams across the body go over it; a tube's seams beside
+                // the limb (a sleeve's) close against it.
+                let mut routes = seam_routes(&garment, &x0, &collider, radius + margin);
+                routes.extend(tube_routes(&garment, &x0, &collider, radius + margin));
                 done.routed_ties = routes.len();
                 // Routed seams are pulled to their meeting points at the
                 // ties' own stiffness, whatever the model.

@@ -12,6 +12,17 @@
 //! the body on the far side of the body from the two panels (over the
 //! shoulder for a bodice, under the arm for a sleeve's underarm seam): while
 //! sewing, both sides are also pulled to it, so the seam closes there.
+//!
+//! A tube (a sleeve: two panels sewn along the over-arm and the underarm
+//! edges) has the opposite problem: its straight paths pass *beside* the
+//! limb, not through it, so nothing routes them. The pattern places the
+//! over-arm edges a few centimetres above the arm and the underarm edges
+//! further below it; pulled straight, the over-arm seam closes first, as a
+//! fin above the arm, and takes up the sleeve's circumference, so the
+//! underarm edges stop on the front and the back of the arm, 6 to 8 cm
+//! apart (issue 22, the shirt's underarm). [`tube_routes`] gives such ties
+//! a meeting point on the body beside their path, so each seam of the tube
+//! closes against the limb.
 
 use crate::transfer::positions;
 use nalgebra::Vector3;
@@ -34,6 +45,34 @@ const NEIGHBOURHOOD_MIN: f64 = 0.05;
 /// Longest march (m): a meeting point farther than this from the tie's
 /// midpoint is not looked for (the tie is left straight).
 const MARCH_LIMIT: f64 = 0.5;
+/// A tube's tie is routed when its straight path comes this close (m) to
+/// the body ([`tube_routes`]): a sleeve's edges are placed 3 to 7 cm from
+/// the arm.
+pub const TUBE_NEAR: f64 = 0.05;
+/// A tube's tie is routed only when its path runs along the body there:
+/// `|n · e|` below this, `n` the body's normal at the path's closest point
+/// and `e` the tie's direction (a tie pointing at the body closes by
+/// itself).
+const TUBE_MAX_COSINE: f64 = 0.5;
+/// A tube's tie is routed only where the body's surface beside its path
+/// faces up or down (`|n_y| ≥` this, `y` up): over or under a limb, or in
+/// an armpit. Beside an upright part (a hip, a thigh) the seam hangs
+/// along the body once gravity is on, and pulling it in changes the
+/// drape: the shipped A-line skirt's side seams, routed at the hips,
+/// moved its hem 6 cm between levels and left 27 yarn segments through
+/// its fabric at 30 mm.
+const TUBE_MIN_VERTICAL: f64 = 0.5;
+/// A tube's tie is routed only when another seam of the same two panels
+/// lies across the limb from it: a yarn end of that seam within this
+/// distance (m) of the path's closest point to the body, in the direction
+/// into the body (`-n`, within [`TUBE_ACROSS_COSINE`]). A sleeve's over-arm
+/// and underarm seams are 15 to 20 cm apart across the arm; a bodice's
+/// side and shoulder seams, or a skirt's two side seams, are farther
+/// apart or not across one limb.
+const TUBE_ACROSS: f64 = 0.3;
+/// Cosine of the largest angle between `-n` and the direction to the
+/// other seam's yarn end ([`TUBE_ACROSS`]).
+const TUBE_ACROSS_COSINE: f64 = 0.7;
 
 /// A seam tie routed around the body while sewing.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,12 +102,7 @@ pub fn seam_routes(
     body: &Collider,
     clearance: f64,
 ) -> Vec<SeamRoute> {
-    let panel_of = |node: usize| {
-        garment
-            .panels
-            .iter()
-            .position(|p| node >= p.first_node && node < p.first_node + p.nodes)
-    };
+    let panel_of = |node: usize| panel_of(garment, node);
     // Mean position of the nodes of `panel` within the neighbourhood
     // radius of `at`: the fabric's side of the seam near the tie.
     let local_centroid = |panel: usize, at: &Vector3<f64>| {
@@ -86,15 +120,8 @@ pub fn seam_routes(
         .iter()
         .enumerate()
         .filter_map(|(i, t)| {
-            let a = x0[t.node];
-            let b = x0[t.other[0]] * (1.0 - t.t) + x0[t.other[1]] * t.t;
-            let deepest = (0..=PATH_SAMPLES)
-                .map(|k| {
-                    body.distance(&a.lerp(&b, k as f64 / PATH_SAMPLES as f64), 0.0)
-                        .0
-                })
-                .fold(f64::INFINITY, f64::min);
-            if deepest > -MIN_DEPTH {
+            let (a, b) = tie_ends(t, x0);
+            if closest_on_path(body, &a, &b).0 > -MIN_DEPTH {
                 return None;
             }
             let m = 0.5 * (a + b);
@@ -117,6 +144,110 @@ pub fn seam_routes(
                 })
         })
         .collect()
+}
+
+/// Routes for the ties of a tube of `garment` (two panels sewn to each other
+/// along two or more stitches: a sleeve's front and back) whose straight
+/// path, at the placed positions `x0` (m, one per node), runs beside the
+/// body instead of through it: the path's closest sample to the body
+/// (`body`, signed distance `φ`) is an interior one, `clearance < φ <`
+/// [`TUBE_NEAR`], the body's normal `n` there is within 60° of
+/// perpendicular to the tie (`|n · e| < 0.5`) and at least 30° from
+/// horizontal (`|n_y| ≥ 0.5`, `y` up: over or under a limb, not beside a
+/// hip), a yarn end of another seam of the same two panels lies across the
+/// limb (within 0.3 m of the closest sample, within 45.6° of
+/// `-n`), and the tie is longer than `2φ`. The meeting point is that
+/// closest sample moved along `-n` to `clearance` outside the body, so each
+/// seam of the tube closes against the limb instead of pulling straight
+/// past it. Ties that [`seam_routes`] routes (paths more than
+/// [`MIN_DEPTH`] inside) and ties between panels sewn along one stitch
+/// only (a sleeve set into its armhole) get none.
+///
+/// On the shared patterns on `mean_all.obj` this routes the over-arm ties
+/// of GarmentCode's shirt's sleeves (8 and 10 of them at 40 mm) and none of
+/// the pencil dress, hoody or skirts (BENCHMARKS, 2026-11-27). Used by
+/// both the implicit drape (yarn and shell models) and the SBD drape.
+pub fn tube_routes(
+    garment: &Garment,
+    x0: &[Vector3<f64>],
+    body: &Collider,
+    clearance: f64,
+) -> Vec<SeamRoute> {
+    // The ties joining each unordered pair of panels.
+    let mut pairs: std::collections::BTreeMap<(usize, usize), Vec<usize>> =
+        std::collections::BTreeMap::new();
+    for (i, t) in garment.seams.iter().enumerate() {
+        if let (Some(pa), Some(pb)) = (panel_of(garment, t.node), panel_of(garment, t.other[0]))
+            && pa != pb
+        {
+            pairs.entry((pa.min(pb), pa.max(pb))).or_default().push(i);
+        }
+    }
+    garment
+        .seams
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| {
+            let (pa, pb) = (panel_of(garment, t.node)?, panel_of(garment, t.other[0])?);
+            let pair = pairs.get(&(pa.min(pb), pa.max(pb)))?;
+            let (a, b) = tie_ends(t, x0);
+            let (phi, k) = closest_on_path(body, &a, &b);
+            let e = (b - a).try_normalize(1e-12)?;
+            let p = a.lerp(&b, k as f64 / PATH_SAMPLES as f64);
+            let n = body.distance(&p, 0.0).1;
+            // The tube's other seam lies across the limb from this one.
+            let across = pair.iter().any(|&j| {
+                let w = x0[garment.seams[j].node] - p;
+                garment.seams[j].stitch != t.stitch
+                    && w.norm() < TUBE_ACROSS
+                    && -w.dot(&n) > TUBE_ACROSS_COSINE * w.norm()
+            });
+            (phi > clearance
+                && phi < TUBE_NEAR
+                && k > 0
+                && k < PATH_SAMPLES
+                && n.dot(&e).abs() < TUBE_MAX_COSINE
+                && n.y.abs() >= TUBE_MIN_VERTICAL
+                && across
+                && (b - a).norm() > 2.0 * phi)
+                .then(|| SeamRoute {
+                    tie: i,
+                    meeting_point: p - n * (phi - clearance),
+                })
+        })
+        .collect()
+}
+
+/// The panel of `garment` that holds `node`.
+fn panel_of(garment: &Garment, node: usize) -> Option<usize> {
+    garment
+        .panels
+        .iter()
+        .position(|p| node >= p.first_node && node < p.first_node + p.nodes)
+}
+
+/// A tie's two ends in positions `x0`: its yarn-end node and its target
+/// point on the other panel's outline.
+fn tie_ends(t: &weft_pattern::SeamTie, x0: &[Vector3<f64>]) -> (Vector3<f64>, Vector3<f64>) {
+    (
+        x0[t.node],
+        x0[t.other[0]] * (1.0 - t.t) + x0[t.other[1]] * t.t,
+    )
+}
+
+/// The smallest signed distance (m) of the body over [`PATH_SAMPLES`] + 1
+/// samples of the straight path from `a` to `b`, and the sample's index
+/// (the first of equal minima).
+fn closest_on_path(body: &Collider, a: &Vector3<f64>, b: &Vector3<f64>) -> (f64, usize) {
+    (0..=PATH_SAMPLES)
+        .map(|k| {
+            (
+                body.distance(&a.lerp(b, k as f64 / PATH_SAMPLES as f64), 0.0)
+                    .0,
+                k,
+            )
+        })
+        .fold((f64::INFINITY, 0), |m, d| if d.0 < m.0 { d } else { m })
 }
 
 /// The sewing-phase attachments of `routes`: the yarn end of each routed

@@ -25,7 +25,7 @@
 use crate::error::GarmentError;
 use crate::options::DrapeOptions;
 use crate::progress::{Phase, Progress};
-use crate::sewing::{route_attachments, seam_routes};
+use crate::sewing::{route_attachments, seam_routes, tube_routes};
 use nalgebra::Vector3;
 use spade::{DelaunayTriangulation, HasPosition, Point2, Triangulation};
 use weft_core::Fabric;
@@ -337,7 +337,8 @@ pub const SEWING_TIE_STEP_SPACINGS: f64 = 0.1;
 ///   whose straight path crosses the body (a dress's shoulder seam) has
 ///   both sides also pulled to its meeting point over the body
 ///   ([`crate::sewing::seam_routes`], attachments at stiffness 1 without
-///   the step limit), as in the yarn model's pipeline;
+///   the step limit), and so is a sleeve's seam that passes over the arm
+///   ([`crate::sewing::tube_routes`]), as in the yarn model's pipeline;
 /// - draping, with `opts.sbd` as given and gravity, until the RMS vertex
 ///   speed is below `opts.relax.speed_tolerance` after `relax.min_time`,
 ///   or `relax.max_time`.
@@ -356,14 +357,20 @@ pub(crate) fn sew_and_drape(
         attachment_stiffness: 0.0,
         ..options.clone()
     };
-    // Seams whose straight path crosses the body are sewn over it, as in
-    // the yarn model's pipeline.
-    let routes = seam_routes(
+    // Seams whose straight path crosses the body are sewn over it, and a
+    // sleeve's seams against the arm, as in the yarn model's pipeline.
+    let mut routes = seam_routes(
         garment,
         mesh.positions(),
         &body,
         options.collision_thickness,
     );
+    routes.extend(tube_routes(
+        garment,
+        mesh.positions(),
+        &body,
+        options.collision_thickness,
+    ));
     // A yarn end with two routed ties (a corner on two seams) is pulled
     // to the first one's meeting point.
     let mut attached = std::collections::HashSet::new();

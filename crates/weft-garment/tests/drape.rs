@@ -460,3 +460,141 @@ fn a_seam_across_the_body_is_routed_over_it() {
     assert!(!has_upper_part(&garment, &q, &["lower_interface"], 0.25));
     assert!(!has_upper_part(&garment, &q, &["no_such_label"], 0.0));
 }
+
+/// A tube around a sphere of radius 0.1 m centred at y = 0.9 m: two
+/// 20 x 25 cm panels 0.12 m in front of and behind it, sewn along their
+/// top edges (3 cm above the sphere) and their bottom edges (2 cm below
+/// it), as a sleeve's front and back are sewn over and under the arm. Both
+/// seams' straight paths pass beside the sphere, not through it:
+/// `seam_routes` routes none of them, `tube_routes` routes each tie whose
+/// path comes within `TUBE_NEAR` of the sphere to the point of the sphere
+/// (plus the clearance) nearest the path's middle, and none whose path
+/// stays farther away. The same two panels sewn along the top edges only
+/// are not a tube; a tube 40 cm long has its bottom seam too far from the
+/// top one to be across a limb from it; the tube turned upright runs
+/// beside the sphere's sides, not over or under it: no routes for any.
+#[test]
+fn a_tubes_seams_beside_the_body_close_against_it() {
+    use weft_garment::sewing::{TUBE_NEAR, seam_routes, tube_routes};
+    use weft_solver::collide::{Collider, Sphere};
+    let dir = tempfile::tempdir().unwrap();
+    // Front panel `w` x `h` cm at z = +12 cm, back at -12 cm, both placed
+    // at `at` (cm) and turned by `rz` degrees about z. As in the shoulder
+    // test, the back panel's loop runs the other way, so each stitch joins
+    // points across from each other.
+    let weave = |name: &str, at: [f64; 2], w: f64, h: f64, rz: f64, stitches: &str| {
+        let edges = r#""edges": [{"endpoints": [0, 1]}, {"endpoints": [1, 2]}, {"endpoints": [2, 3]}, {"endpoints": [3, 0]}]"#;
+        let place = |z: f64| {
+            format!(
+                r#""translation": [{}, {}, {z}], "rotation": [0, 0, {rz}]"#,
+                at[0], at[1]
+            )
+        };
+        let front = format!(
+            r#"{{{}, "vertices": [[0, 0], [{w}, 0], [{w}, {h}], [0, {h}]], {edges}}}"#,
+            place(12.0)
+        );
+        let back = format!(
+            r#"{{{}, "vertices": [[0, 0], [0, {h}], [{w}, {h}], [{w}, 0]], {edges}}}"#,
+            place(-12.0)
+        );
+        let path = dir.path().join(name);
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"pattern": {{"panels": {{"front": {front}, "back": {back}}},
+                "stitches": [{stitches}]}}, "properties": {{"units_in_meter": 100}}}}"#
+            ),
+        )
+        .unwrap();
+        weave_garment(
+            &Pattern::from_file(&path).unwrap(),
+            &WeaveOptions::new(0.02),
+        )
+        .unwrap()
+    };
+    let top = r#"[{"panel": "front", "edge": 2}, {"panel": "back", "edge": 1}]"#;
+    let bottom = r#"[{"panel": "front", "edge": 0}, {"panel": "back", "edge": 3}]"#;
+    let both = format!("{top}, {bottom}");
+    let (center, radius) = (Vector3::new(0.0, 0.9, 0.0), 0.1);
+    let body = Collider::new(Sphere::new(center, radius).unwrap(), 1.0, 0.0).unwrap();
+    let clearance = 2e-3;
+
+    let tube = weave("tube.json", [-10.0, 78.0], 20.0, 25.0, 0.0, &both);
+    let x0 = tube.fabric.initial.x.clone();
+    assert!(seam_routes(&tube, &x0, &body, clearance).is_empty());
+    let routes = tube_routes(&tube, &x0, &body, clearance);
+    let (mut near, mut over, mut under) = (0, 0, 0);
+    for (i, t) in tube.seams.iter().enumerate() {
+        let a = x0[t.node];
+        let b = x0[t.other[0]] * (1.0 - t.t) + x0[t.other[1]] * t.t;
+        assert!(
+            (a.x - b.x).abs() < 1e-9 && (a.y - b.y).abs() < 1e-9,
+            "tie {a} -> {b} is not straight across"
+        );
+        // The path's closest point to the centre is its middle, (x, y, 0).
+        let mid = Vector3::new(a.x, a.y, 0.0);
+        let gap = (mid - center).norm() - radius;
+        let route = routes.iter().find(|r| r.tie == i);
+        if gap < TUBE_NEAR - 2e-3 {
+            near += 1;
+            let p = route
+                .expect("a tie beside the sphere is routed")
+                .meeting_point;
+            let d = (p - center).norm() - radius;
+            assert!(
+                (d - clearance).abs() < 1e-9,
+                "meeting point {p} is {d} m from the sphere"
+            );
+            // On the ray from the centre through the path's middle.
+            let along = (p - center).normalize().dot(&(mid - center).normalize());
+            assert!(along > 1.0 - 1e-9, "meeting point {p} for tie at {mid}");
+            if a.y > center.y {
+                over += 1;
+            } else {
+                under += 1;
+            }
+        } else if gap > TUBE_NEAR + 2e-3 {
+            assert!(
+                route.is_none(),
+                "tie at {mid}, {gap} m from the sphere, is routed"
+            );
+        }
+    }
+    // 2 cm spacing. Over the top the path is 3 cm from the sphere at x = 0
+    // and TUBE_NEAR (5 cm) at |x| = 74.8 mm; under it 2 cm and |x| = 90 mm.
+    assert_eq!(tube.seams.len(), 44);
+    // The yarn ends at x = 0, ±2, ..., ±6 cm over and to ±8 cm under, one
+    // tie each on both sides of each seam (of 44 ties).
+    assert_eq!((over, under), (14, 18), "ties routed over and under");
+    assert_eq!(routes.len(), near);
+
+    let flap = weave("flap.json", [-10.0, 78.0], 20.0, 25.0, 0.0, top);
+    let x0 = flap.fabric.initial.x.clone();
+    assert!(!flap.seams.is_empty());
+    assert!(tube_routes(&flap, &x0, &body, clearance).is_empty());
+
+    // A tube 40 cm long: its top seam passes 3 cm over the sphere as
+    // before, but its bottom seam is 0.4 m below, not across a limb from
+    // it (a bodice's side seam under its shoulder seam): no routes.
+    let tall = weave("tall.json", [-10.0, 63.0], 20.0, 40.0, 0.0, &both);
+    let x0 = tall.fabric.initial.x.clone();
+    let top_y = x0.iter().map(|x| x.y).fold(f64::MIN, f64::max);
+    assert!((top_y - 1.03).abs() < 1e-9, "top seam at {top_y} m");
+    assert!(tube_routes(&tall, &x0, &body, clearance).is_empty());
+
+    // The tube turned upright (12 cm panels turned 90° about z): its seams
+    // run down the sphere's sides at x = ±0.125 m, y from 0.84 to 0.96 m,
+    // every tie's path within TUBE_NEAR of the sphere but beside it
+    // (|n_y| ≤ 0.43): no routes.
+    let upright = weave("upright.json", [12.5, 84.0], 12.0, 25.0, 90.0, &both);
+    let x0 = upright.fabric.initial.x.clone();
+    assert!(!upright.seams.is_empty());
+    for t in &upright.seams {
+        let a = x0[t.node];
+        assert!((a.x.abs() - 0.125).abs() < 1e-9, "seam end at {a}");
+        let gap = (Vector3::new(a.x, a.y, 0.0) - center).norm() - radius;
+        assert!(gap < TUBE_NEAR, "seam end at {a}: {gap} m from the sphere");
+    }
+    assert!(tube_routes(&upright, &x0, &body, clearance).is_empty());
+}
