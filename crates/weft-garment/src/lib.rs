@@ -20,8 +20,8 @@
 //!    deep through the body (a shoulder seam placed below the shoulder) is
 //!    sewn through a meeting point outside the body on the far side from
 //!    its fabric ([`sewing::seam_routes`]), so it closes over the shoulder,
-//!    not under the arm; a tube's seams whose paths pass beside a limb (a
-//!    sleeve's over-arm and underarm seams) close against it
+//!    not under the arm; a tube's seams whose paths pass over or under a
+//!    limb (a sleeve's over-arm seam) are pulled onto it
 //!    ([`sewing::tube_routes`]).
 //!    Then it is **draped**: gravity, friction on the body, until static.
 //! 3. **Refined levels**: the pattern is woven again at half the spacing

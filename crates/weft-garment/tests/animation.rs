@@ -9,9 +9,12 @@
 //! `Body::Animation`) and holds for 0.1 s.
 //!
 //! - The shirt follows the body: its centroid rises with the body's
-//!   (measured 32 mm against the body's 40 mm), and the sleeves end above
-//!   where they were placed by 0.23 m (0.15 m on the still mannequin, the
-//!   same drape without the animation: the sleeves went up with the arms).
+//!   (measured 25 mm against the body's 40 mm), and the sleeves end above
+//!   where they were placed by 0.17 to 0.19 m (0.12 m on the still
+//!   mannequin, the same drape without the animation: the sleeves went up
+//!   with the arms). Before the sleeves were sewn against the arm
+//!   (`weft_garment::sewing::tube_routes`) these were 32 mm, 0.23 m and
+//!   0.15 m.
 //! - No node is inside the moving body at any check (every 50 ms of
 //!   simulated time and at the end) by more than the yarn radius; it did
 //!   not slide off; no yarn passes through the shirt's own fabric.
@@ -95,7 +98,7 @@ fn a_shirt_follows_the_mannequin_raising_its_arms() {
         .collect();
     assert_eq!(sleeves.len(), 4);
     assert!(
-        sleeves.iter().all(|&d| d < -0.2),
+        sleeves.iter().all(|&d| d < -0.15),
         "sleeves not raised with the arms: centroid drops {sleeves:?} m"
     );
     // Outside the moving body, on the body, through no layer.
