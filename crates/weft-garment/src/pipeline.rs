@@ -6,7 +6,7 @@ use crate::error::GarmentError;
 use crate::layers::{LAYER_EXCLUSION_SPACINGS, LayerCrossing, layer_crossings};
 use crate::options::{Body, DEFAULT_ATTACH_LABELS, DrapeOptions, level_spacings};
 use crate::progress::{Phase, Progress};
-use crate::sewing::{has_upper_part, route_attachments, seam_routes, tube_routes};
+use crate::sewing::{has_upper_part, route_attachments, sewing_routes};
 use crate::transfer::{carry_state, positions};
 use nalgebra::Vector3;
 use rayon::prelude::*;
@@ -1403,8 +1403,7 @@ impl<'a> Run<'a> {
                 done.attached_nodes = attachments.len();
                 // Seams across the body go over it; a tube's seams beside
                 // the limb (a sleeve's) close against it.
-                let mut routes = seam_routes(&garment, &x0, &collider, radius + margin);
-                routes.extend(tube_routes(&garment, &x0, &collider, radius + margin));
+                let routes = sewing_routes(&garment, &x0, &collider, radius + margin);
                 done.routed_ties = routes.len();
                 // Routed seams are pulled to their meeting points at the
                 // ties' own stiffness, whatever the model.

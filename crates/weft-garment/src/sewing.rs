@@ -102,7 +102,6 @@ pub fn seam_routes(
     body: &Collider,
     clearance: f64,
 ) -> Vec<SeamRoute> {
-    let panel_of = |node: usize| panel_of(garment, node);
     // Mean position of the nodes of `panel` within the neighbourhood
     // radius of `at`: the fabric's side of the seam near the tie.
     let local_centroid = |panel: usize, at: &Vector3<f64>| {
@@ -120,13 +119,13 @@ pub fn seam_routes(
         .iter()
         .enumerate()
         .filter_map(|(i, t)| {
-            let (a, b) = tie_ends(t, x0);
+            let (a, b) = (x0[t.node], t.target(x0));
             if closest_on_path(body, &a, &b).0 > -MIN_DEPTH {
                 return None;
             }
             let m = 0.5 * (a + b);
-            let pa = panel_of(t.node)?;
-            let pb = panel_of(t.other[0])?;
+            let pa = panel_of(garment, t.node)?;
+            let pb = panel_of(garment, t.other[0])?;
             let mut d = (a - local_centroid(pa, &a)) + (b - local_centroid(pb, &b));
             if let Some(e) = (b - a).try_normalize(1e-12) {
                 d -= e * d.dot(&e);
@@ -190,11 +189,10 @@ pub fn tube_routes(
         .filter_map(|(i, t)| {
             let (pa, pb) = (panel_of(garment, t.node)?, panel_of(garment, t.other[0])?);
             let pair = pairs.get(&(pa.min(pb), pa.max(pb)))?;
-            let (a, b) = tie_ends(t, x0);
-            let (phi, k) = closest_on_path(body, &a, &b);
+            let (a, b) = (x0[t.node], t.target(x0));
+            let (phi, k, n) = closest_on_path(body, &a, &b);
             let e = (b - a).try_normalize(1e-12)?;
             let p = a.lerp(&b, k as f64 / PATH_SAMPLES as f64);
-            let n = body.distance(&p, 0.0).1;
             // The tube's other seam lies across the limb from this one.
             let across = pair.iter().any(|&j| {
                 let w = x0[garment.seams[j].node] - p;
@@ -218,6 +216,21 @@ pub fn tube_routes(
         .collect()
 }
 
+/// Every sewing route of `garment` at the placed positions `x0`: the ties
+/// routed over the body ([`seam_routes`]) and a tube's ties routed onto
+/// the limb ([`tube_routes`]), with the same `body` and `clearance` (m).
+/// The one policy the implicit and the SBD drapes both sew with.
+pub fn sewing_routes(
+    garment: &Garment,
+    x0: &[Vector3<f64>],
+    body: &Collider,
+    clearance: f64,
+) -> Vec<SeamRoute> {
+    let mut routes = seam_routes(garment, x0, body, clearance);
+    routes.extend(tube_routes(garment, x0, body, clearance));
+    routes
+}
+
 /// The panel of `garment` that holds `node`.
 fn panel_of(garment: &Garment, node: usize) -> Option<usize> {
     garment
@@ -226,28 +239,22 @@ fn panel_of(garment: &Garment, node: usize) -> Option<usize> {
         .position(|p| node >= p.first_node && node < p.first_node + p.nodes)
 }
 
-/// A tie's two ends in positions `x0`: its yarn-end node and its target
-/// point on the other panel's outline.
-fn tie_ends(t: &weft_pattern::SeamTie, x0: &[Vector3<f64>]) -> (Vector3<f64>, Vector3<f64>) {
-    (
-        x0[t.node],
-        x0[t.other[0]] * (1.0 - t.t) + x0[t.other[1]] * t.t,
-    )
-}
-
 /// The smallest signed distance (m) of the body over [`PATH_SAMPLES`] + 1
-/// samples of the straight path from `a` to `b`, and the sample's index
-/// (the first of equal minima).
-fn closest_on_path(body: &Collider, a: &Vector3<f64>, b: &Vector3<f64>) -> (f64, usize) {
+/// samples of the straight path from `a` to `b`, the sample's index (the
+/// first of equal minima) and the body's outward normal there.
+fn closest_on_path(
+    body: &Collider,
+    a: &Vector3<f64>,
+    b: &Vector3<f64>,
+) -> (f64, usize, Vector3<f64>) {
     (0..=PATH_SAMPLES)
         .map(|k| {
-            (
-                body.distance(&a.lerp(b, k as f64 / PATH_SAMPLES as f64), 0.0)
-                    .0,
-                k,
-            )
+            let (d, n) = body.distance(&a.lerp(b, k as f64 / PATH_SAMPLES as f64), 0.0);
+            (d, k, n)
         })
-        .fold((f64::INFINITY, 0), |m, d| if d.0 < m.0 { d } else { m })
+        .fold((f64::INFINITY, 0, Vector3::zeros()), |m, d| {
+            if d.0 < m.0 { d } else { m }
+        })
 }
 
 /// The sewing-phase attachments of `routes`: the yarn end of each routed

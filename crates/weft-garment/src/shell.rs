@@ -25,7 +25,7 @@
 use crate::error::GarmentError;
 use crate::options::DrapeOptions;
 use crate::progress::{Phase, Progress};
-use crate::sewing::{route_attachments, seam_routes, tube_routes};
+use crate::sewing::{route_attachments, sewing_routes};
 use nalgebra::Vector3;
 use spade::{DelaunayTriangulation, HasPosition, Point2, Triangulation};
 use weft_core::Fabric;
@@ -359,18 +359,12 @@ pub(crate) fn sew_and_drape(
     };
     // Seams whose straight path crosses the body are sewn over it, and a
     // sleeve's seams against the arm, as in the yarn model's pipeline.
-    let mut routes = seam_routes(
+    let routes = sewing_routes(
         garment,
         mesh.positions(),
         &body,
         options.collision_thickness,
     );
-    routes.extend(tube_routes(
-        garment,
-        mesh.positions(),
-        &body,
-        options.collision_thickness,
-    ));
     // A yarn end with two routed ties (a corner on two seams) is pulled
     // to the first one's meeting point.
     let mut attached = std::collections::HashSet::new();

@@ -137,10 +137,15 @@ pub struct SeamTie {
 }
 
 impl SeamTie {
+    /// The point on the other panel's outline the node is tied to, in
+    /// positions `x` (m, one per node): `(1 - t) x[other[0]] + t x[other[1]]`.
+    pub fn target(&self, x: &[Vector3<f64>]) -> Vector3<f64> {
+        x[self.other[0]] * (1.0 - self.t) + x[self.other[1]] * self.t
+    }
+
     /// Distance (m) between the node and its target point in positions `x`.
     pub fn gap(&self, x: &[Vector3<f64>]) -> f64 {
-        let target = x[self.other[0]] * (1.0 - self.t) + x[self.other[1]] * self.t;
-        (x[self.node] - target).norm()
+        (x[self.node] - self.target(x)).norm()
     }
 }
 
