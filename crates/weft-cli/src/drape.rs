@@ -103,8 +103,9 @@ pub struct DrapeArgs {
     /// (0: off).
     #[arg(long, default_value_t = 0.0)]
     pub sliding_below: f64,
-    /// Keep the midpoints of yarn segments out of the body while draping,
-    /// not only the nodes (see `weft_garment::DrapeOptions::segment_contact`).
+    /// Keep the midpoints of edges (yarn segments, triangle edges) out of
+    /// the body while draping, not only the nodes (see
+    /// `weft_garment::DrapeOptions::segment_contact`).
     #[arg(long)]
     pub segment_contact: bool,
     /// A garment that slid down the body (highest point and centroid both

@@ -3,6 +3,8 @@
 //! the hinge layout, free fall, SBO18 Fig. 3 (left) and a cantilever strip
 //! against the beam's closed form.
 
+mod common;
+
 use nalgebra::{DVector, Vector3};
 use weft_shell::{ClothMesh, Fig3Motion, MembraneDamping, ShellMaterial, implicit, shell_fabric};
 use weft_solver::{Assembler, LinearSolver, Settings, Simulation};
@@ -466,4 +468,54 @@ fn per_mode_damping_is_validated() {
             other => panic!("{stretch}, {shear}: {other:?}"),
         }
     }
+}
+
+/// Segment contact on a triangle mesh (`ContactModel::segments`): the
+/// contact edges are the triangles' edges, each once (a 2 x 2 patch: four
+/// sides and one diagonal), and a 0.1 m square of two triangles dropped
+/// flat and centred over a sphere of radius 5 mm, every vertex 71 mm from
+/// the sphere's axis, is caught by its diagonal's midpoint: it rests on
+/// the pole at the contact distance `R + δ` = 5.5 mm (the shell's nodes
+/// have no yarn radius), where node contact alone lets it fall past.
+#[test]
+fn a_coarse_square_rests_on_a_thin_sphere_by_its_edges() {
+    let mesh = common::square_over_thin_sphere();
+    let fabric = shell_fabric(
+        &mesh,
+        &material(MembraneDamping::StrainRate { beta: 0.01 }),
+        &[],
+    )
+    .unwrap();
+    let mut edges: Vec<[usize; 2]> = Assembler::new(fabric.clone(), G)
+        .contact_edges()
+        .iter()
+        .map(|&[a, b]| [a.min(b), a.max(b)])
+        .collect();
+    edges.sort();
+    // Vertices 0 (-x,-z), 1 (+x,-z), 2 (-x,+z), 3 (+x,+z); diagonal 0-3.
+    assert_eq!(edges, vec![[0, 1], [0, 2], [0, 3], [1, 3], [2, 3]]);
+    let drop = |segments: bool| {
+        let s = Settings {
+            dt: 1e-3,
+            dt_max: 2e-3,
+            ..Settings::default()
+        };
+        let mut sim = Simulation::new(fabric.clone(), G, s, Vec::new());
+        sim.assembler.contact.colliders = vec![(common::thin_sphere(50.0, 0.0), 0.0005)];
+        sim.assembler.contact.segments = segments;
+        sim.advance_to(0.15, |_, _| {}).unwrap();
+        let x = sim.state().x;
+        0.5 * (x[0].y + x[3].y)
+    };
+    let through = drop(false);
+    let caught = drop(true);
+    eprintln!("diagonal midpoint after 0.15 s: nodes only {through} m, with edges {caught} m");
+    assert!(
+        through < -0.05,
+        "node contact alone: midpoint at {through} m"
+    );
+    assert!(
+        (caught - 0.0055).abs() < 0.001,
+        "midpoint {caught} m, expected about 5.5 mm"
+    );
 }

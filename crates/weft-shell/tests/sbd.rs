@@ -3,6 +3,8 @@
 //! conservation laws, the spring structures, and Kim23 Fig. 5 (a patch
 //! pinned at two corners at increasing resolution).
 
+mod common;
+
 use approx::assert_relative_eq;
 use nalgebra::Vector3;
 use weft_potentials::stvk::TriangleRest;
@@ -492,5 +494,40 @@ fn frictionless_contact_lets_cloth_slide() {
     assert!(
         (free - expected).abs() < 0.05 * expected,
         "slid {free} m without friction, expected about {expected}"
+    );
+}
+
+/// Edge collisions ([`SbdOptions::edge_collisions`]): a 0.1 m square of
+/// two triangles dropped flat and centred over a sphere of radius 5 mm,
+/// every vertex 71 mm from the sphere's axis, rests on the pole by its
+/// diagonal's midpoint at the collision thickness (`R + δ` = 6 mm above
+/// the centre) and stays there; with vertex collisions only it falls past.
+#[test]
+fn a_coarse_square_rests_on_a_thin_sphere_by_its_edges() {
+    let mesh = common::square_over_thin_sphere();
+    let drop = |edge_collisions: bool| {
+        let options = SbdOptions {
+            edge_collisions,
+            ..Default::default()
+        };
+        let sphere = common::thin_sphere(0.0, 0.3);
+        let mut s = Sbd::new(&mesh, &[], options)
+            .unwrap()
+            .with_colliders(vec![sphere]);
+        for _ in 0..30 {
+            s.step(0.005);
+        }
+        // Vertices 0 (-x,-z) and 3 (+x,+z) span the diagonal.
+        0.5 * (s.positions()[0].y + s.positions()[3].y)
+    };
+    let (through, caught) = (drop(false), drop(true));
+    eprintln!("diagonal midpoint after 0.15 s: vertices only {through} m, with edges {caught} m");
+    assert!(
+        through < -0.05,
+        "vertex collisions alone: midpoint at {through} m"
+    );
+    assert!(
+        (caught - 0.006).abs() < 2e-4,
+        "midpoint {caught} m, expected 6 mm"
     );
 }

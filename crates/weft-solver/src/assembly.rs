@@ -167,17 +167,19 @@ pub struct ContactModel {
     /// [`Assembler::begin_step`] at the step start; `None` until then (mesh
     /// colliders are then evaluated with the exact `φ`).
     pub planes: Option<NodePlanes>,
-    /// Segment contact: besides every node, the midpoint of every yarn
-    /// segment `p = (x_a + x_b) / 2` is kept out of the colliders by the
-    /// same penalty (no friction: friction acts at the nodes), its force
-    /// split equally between the two nodes. A straight segment of length
-    /// `s` on a surface of curvature radius `ρ` otherwise sags `s²/(8ρ)`
-    /// into it between two nodes in contact (4 mm for 40 mm on a 50 mm
-    /// hip), and a segment can straddle a thin collider with both nodes
-    /// outside. Default off. The CUDA backend does not implement it.
+    /// Segment contact: besides every node, the midpoint
+    /// `p = (x_a + x_b) / 2` of every contact edge
+    /// ([`Assembler::contact_edges`]: every yarn segment and every edge of
+    /// a membrane triangle) is kept out of the colliders by the same
+    /// penalty (no friction: friction acts at the nodes), its force split
+    /// equally between the two nodes. A straight edge of length `s` on a
+    /// surface of curvature radius `ρ` otherwise sags `s²/(8ρ)` into it
+    /// between two nodes in contact (4 mm for 40 mm on a 50 mm hip), and
+    /// an edge can straddle a thin collider with both nodes outside.
+    /// Default off. The CUDA backend does not implement it.
     pub segments: bool,
-    /// Per segment, the tangent planes near its midpoint (as
-    /// [`ContactModel::planes`], indexed by segment), taken by
+    /// Per contact edge, the tangent planes near its midpoint (as
+    /// [`ContactModel::planes`], indexed as [`Assembler::contact_edges`]), taken by
     /// [`Assembler::begin_step`] when [`ContactModel::segments`] is on.
     pub segment_planes: Option<NodePlanes>,
 }
@@ -320,6 +322,9 @@ pub struct Assembler {
     /// Scatter maps of the elements' stored blocks ([`element_blocks`]):
     /// 3 entries per segment, 6 per bending and shear element.
     seg_blocks: Vec<[u32; 3]>,
+    /// The contact edges ([`Assembler::contact_edges`]) and their scatter maps.
+    contact_edges: Vec<[usize; 2]>,
+    edge_blocks: Vec<[u32; 3]>,
     bend_blocks: Vec<[u32; 6]>,
     shear_blocks: Vec<[u32; 6]>,
     seg_colours: Vec<Vec<u32>>,
@@ -409,6 +414,8 @@ impl Assembler {
         let blocks2 = |ns: [usize; 2]| -> [u32; 3] { element_blocks(&matrix, &ns) };
         let blocks3 = |ns: [usize; 3]| -> [u32; 6] { element_blocks(&matrix, &ns) };
         let seg_blocks = el.segments.iter().map(|s| blocks2([s.a, s.b])).collect();
+        let contact_edges = contact_edges(el);
+        let edge_blocks = contact_edges.iter().map(|&e| blocks2(e)).collect();
         let tie_blocks = ties
             .iter()
             .map(|t| blocks3([t.node, t.other[0], t.other[1]]))
@@ -519,6 +526,8 @@ impl Assembler {
             q_buf: Vec::new(),
             matrix,
             seg_blocks,
+            contact_edges,
+            edge_blocks,
             bend_blocks,
             shear_blocks,
             seg_colours,
@@ -542,6 +551,14 @@ impl Assembler {
     /// The seam ties of the pattern (empty without seams).
     pub fn ties(&self) -> &[Tie] {
         &self.ties
+    }
+
+    /// The node pairs whose midpoints segment contact keeps out of the
+    /// colliders ([`ContactModel::segments`]): every yarn segment
+    /// (`fabric.elements.segments`, in order), then every edge of a
+    /// membrane triangle that is not a yarn segment, once each.
+    pub fn contact_edges(&self) -> &[[usize; 2]] {
+        &self.contact_edges
     }
 
     /// The greedy colouring of the stretch segments (`fabric.elements.segments`):
@@ -1074,12 +1091,12 @@ impl Assembler {
             // With only plane colliders, a segment without planes has no contact.
             let planes_only =
                 planes.is_some() && colliders.iter().all(|(c, _)| c.uses_tangent_planes());
-            for (e, s) in el.segments.iter().enumerate() {
+            for (e, &[a, b]) in self.contact_edges.iter().enumerate() {
                 let row = planes.map(|p| p.row(e));
                 if planes_only && row.is_some_and(|r| r.is_empty()) {
                     continue;
                 }
-                let (oa, ob) = (B * s.a, B * s.b);
+                let (oa, ob) = (B * a, B * b);
                 let x = Vector3::from_fn(|r, _| 0.5 * (q[oa + r] + q[ob + r]));
                 let xd = Vector3::from_fn(|r, _| 0.5 * (v[oa + r] + v[ob + r]));
                 let mut energy = 0.0;
@@ -1090,7 +1107,7 @@ impl Assembler {
                     grad += nc.penalty.gradient;
                     hess += nc.penalty.hessian;
                 };
-                point_contacts(colliders, row, &x, &xd, t, self.node_radius[s.a], add);
+                point_contacts(colliders, row, &x, &xd, t, self.node_radius[a], add);
                 if energy == 0.0 && grad == Vector3::zeros() {
                     continue;
                 }
@@ -1110,7 +1127,7 @@ impl Assembler {
                     }
                     // SAFETY: serial loop; the segment's stored blocks.
                     unsafe {
-                        scatter_mat::<6, 2>(vals.ptr(), &self.seg_blocks[e], &map6, &ae);
+                        scatter_mat::<6, 2>(vals.ptr(), &self.edge_blocks[e], &map6, &ae);
                     }
                 }
             }
@@ -1206,16 +1223,15 @@ impl Assembler {
                 .collect();
             self.contact.planes = Some(NodePlanes::from_rows(per_node));
             if self.contact.segments {
-                let segs = &self.fabric.elements.segments;
-                let per_segment: Vec<Vec<(usize, TangentPlane)>> = segs
+                let per_segment: Vec<Vec<(usize, TangentPlane)>> = self
+                    .contact_edges
                     .par_iter()
-                    .map_init(Vec::new, |buf, s| {
-                        let (oa, ob) = (B * s.a, B * s.b);
+                    .map_init(Vec::new, |buf, &[a, b]| {
+                        let (oa, ob) = (B * a, B * b);
                         let x = Vector3::from_fn(|r, _| 0.5 * (q_n[oa + r] + q_n[ob + r]));
                         let speed =
                             Vector3::from_fn(|r, _| 0.5 * (v_n[oa + r] + v_n[ob + r])).norm();
-                        let reach =
-                            |m: f64| radius[s.a] + m + PLANE_REACH + 2.0 * h * speed + travel;
+                        let reach = |m: f64| radius[a] + m + PLANE_REACH + 2.0 * h * speed + travel;
                         planes_near(colliders, &x, t_end, reach, buf)
                     })
                     .collect();
@@ -1455,6 +1471,23 @@ const PAIR_SAME_NODE: u32 = 1 << 31;
 ///
 /// # Panics
 /// If a node pair is missing from the pattern of `matrix`.
+/// The contact edges of `el` ([`Assembler::contact_edges`]).
+fn contact_edges(el: &weft_core::Elements) -> Vec<[usize; 2]> {
+    let key = |a: usize, b: usize| (a.min(b), a.max(b));
+    let mut seen: std::collections::HashSet<(usize, usize)> =
+        el.segments.iter().map(|s| key(s.a, s.b)).collect();
+    let mut edges: Vec<[usize; 2]> = el.segments.iter().map(|s| [s.a, s.b]).collect();
+    for t in &el.triangles {
+        let [a, b, c] = t.nodes;
+        for (i, j) in [(a, b), (b, c), (c, a)] {
+            if seen.insert(key(i, j)) {
+                edges.push([i, j]);
+            }
+        }
+    }
+    edges
+}
+
 fn element_blocks<const P: usize>(matrix: &BlockSparse, nodes: &[usize]) -> [u32; P] {
     let k = nodes.len();
     debug_assert_eq!(P, k * (k + 1) / 2);
