@@ -1458,19 +1458,6 @@ const PAIR_FLIPPED: u32 = 1 << 30;
 /// diagonal block.
 const PAIR_SAME_NODE: u32 = 1 << 31;
 
-/// The scatter map of an element on the nodes `nodes` (`K` of them) for the
-/// symmetric-mode matrix, which stores only blocks on and above the
-/// diagonal. Entries (`P = K (K + 1) / 2` of them): the `K` diagonal blocks
-/// `(a, a)`, then one per local node pair `(a, b)`, `a < b`, in the order
-/// `(0, 1), (0, 2), …, (1, 2), …`: the index of the stored block with the
-/// [`PAIR_FLIPPED`] or [`PAIR_SAME_NODE`] flag. The element matrices are
-/// symmetric, so the block a pair does not store is the transpose of the
-/// one it does: this map names every stored block once, in 12 bytes per
-/// segment and 24 per three-node element instead of 16 and 36 for all
-/// `K²` pairs.
-///
-/// # Panics
-/// If a node pair is missing from the pattern of `matrix`.
 /// The contact edges of `el` ([`Assembler::contact_edges`]).
 fn contact_edges(el: &weft_core::Elements) -> Vec<[usize; 2]> {
     let key = |a: usize, b: usize| (a.min(b), a.max(b));
@@ -1488,6 +1475,19 @@ fn contact_edges(el: &weft_core::Elements) -> Vec<[usize; 2]> {
     edges
 }
 
+/// The scatter map of an element on the nodes `nodes` (`K` of them) for the
+/// symmetric-mode matrix, which stores only blocks on and above the
+/// diagonal. Entries (`P = K (K + 1) / 2` of them): the `K` diagonal blocks
+/// `(a, a)`, then one per local node pair `(a, b)`, `a < b`, in the order
+/// `(0, 1), (0, 2), …, (1, 2), …`: the index of the stored block with the
+/// [`PAIR_FLIPPED`] or [`PAIR_SAME_NODE`] flag. The element matrices are
+/// symmetric, so the block a pair does not store is the transpose of the
+/// one it does: this map names every stored block once, in 12 bytes per
+/// segment and 24 per three-node element instead of 16 and 36 for all
+/// `K²` pairs.
+///
+/// # Panics
+/// If a node pair is missing from the pattern of `matrix`.
 fn element_blocks<const P: usize>(matrix: &BlockSparse, nodes: &[usize]) -> [u32; P] {
     let k = nodes.len();
     debug_assert_eq!(P, k * (k + 1) / 2);
