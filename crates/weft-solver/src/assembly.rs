@@ -171,7 +171,8 @@ pub struct ContactModel {
     /// `p = (x_a + x_b) / 2` of every contact edge
     /// ([`Assembler::contact_edges`]: every yarn segment and every edge of
     /// a membrane triangle) is kept out of the colliders by the same
-    /// penalty (no friction: friction acts at the nodes), its force split
+    /// penalty and held by the same smoothed Coulomb friction, on the
+    /// midpoint velocity `ṗ = (ẋ_a + ẋ_b) / 2`; its force is split
     /// equally between the two nodes. A straight edge of length `s` on a
     /// surface of curvature radius `ρ` otherwise sags `s²/(8ρ)` into it
     /// between two nodes in contact (4 mm for 40 mm on a 50 mm hip), and
@@ -1100,27 +1101,33 @@ impl Assembler {
                 let x = Vector3::from_fn(|r, _| 0.5 * (q[oa + r] + q[ob + r]));
                 let xd = Vector3::from_fn(|r, _| 0.5 * (v[oa + r] + v[ob + r]));
                 let mut energy = 0.0;
-                let mut grad = Vector3::zeros();
-                let mut hess = nalgebra::Matrix3::zeros();
+                let mut contacts = 0;
+                // Force on the midpoint (penalty and friction) and its
+                // matrix `h² ∂²V/∂p² + h D`, as for a node.
+                let mut force = Vector3::zeros();
+                let mut jac = nalgebra::Matrix3::zeros();
                 let add = |nc: NodeContact| {
+                    contacts += 1;
                     energy += nc.penalty.energy;
-                    grad += nc.penalty.gradient;
-                    hess += nc.penalty.hessian;
+                    total.dissipation_power -= nc.friction.force.dot(&nc.friction.slip_velocity);
+                    force += nc.friction.force - nc.penalty.gradient;
+                    jac += nc.penalty.hessian * (h * h) + nc.friction.damping * h;
                 };
                 point_contacts(colliders, row, &x, &xd, t, self.node_radius[a], add);
-                if energy == 0.0 && grad == Vector3::zeros() {
+                if contacts == 0 {
                     continue;
                 }
                 total.elastic += energy;
-                // p = (x_a + x_b)/2: each node gets half the gradient and a
-                // quarter of the Hessian in each of its four blocks.
+                // p = (x_a + x_b)/2, ṗ = (ẋ_a + ẋ_b)/2: each node gets half
+                // the force and a quarter of the matrix in each of its four
+                // blocks.
                 for o in [oa, ob] {
                     for r in 0..3 {
-                        residual[o + r] += h * 0.5 * grad[r];
+                        residual[o + r] -= h * 0.5 * force[r];
                     }
                 }
                 if with_matrix {
-                    let a = hess * (0.25 * h * h);
+                    let a = jac * 0.25;
                     let mut ae = SMatrix::<f64, 6, 6>::zeros();
                     for (i, j) in [(0, 0), (0, 3), (3, 0), (3, 3)] {
                         ae.fixed_view_mut::<3, 3>(i, j).copy_from(&a);
