@@ -103,11 +103,11 @@ pub struct DrapeArgs {
     /// (0: off).
     #[arg(long, default_value_t = 0.0)]
     pub sliding_below: f64,
-    /// Keep the midpoints of edges (yarn segments, triangle edges) out of
-    /// the body while draping, not only the nodes (see
+    /// Keep only the nodes out of the body, not also the midpoints of
+    /// edges (yarn segments, triangle edges), which is the default (see
     /// `weft_garment::DrapeOptions::segment_contact`).
     #[arg(long)]
-    pub segment_contact: bool,
+    pub no_segment_contact: bool,
     /// A garment that slid down the body (highest point and centroid both
     /// more than 10 cm below where it was placed) is an error: non-zero
     /// exit, after the outputs are written.
@@ -193,7 +193,7 @@ impl DrapeArgs {
             newton_tolerance: self.newton_tolerance,
             self_collision_below_mm: self.self_collision_below,
             sliding_below_mm: self.sliding_below,
-            segment_contact: self.segment_contact,
+            segment_contact: !self.no_segment_contact,
             strict: self.strict,
             formats: self.formats.clone(),
             frame_dt: self.frame_dt,

@@ -55,9 +55,9 @@
 //! yarn segments that pass through the garment's own fabric
 //! ([`layers::layer_crossings`]). Yarn sliding (free `u, v`, friction, parallel contact)
 //! is available per level with [`DrapeOptions::sliding_below_mm`] and off by
-//! default. Body contact acts on the nodes, and with
-//! [`DrapeOptions::segment_contact`] (default off) also on the midpoint of
-//! every yarn segment or triangle edge while draping (`weft_solver::assembly::ContactModel::segments`:
+//! default. Body contact (penalty and Coulomb friction) acts on the nodes
+//! and, with [`DrapeOptions::segment_contact`] (default on), on the
+//! midpoint of every yarn segment or triangle edge while draping (`weft_solver::assembly::ContactModel::segments`:
 //! a straight segment of length `s` on a body of curvature radius `ρ`
 //! otherwise sags `s²/(8ρ)` into it, 4 mm at 40 mm on a 50 mm hip); the
 //! deepest point of any segment is always reported.
