@@ -3,6 +3,9 @@
 //! its energy and its matrix the derivative of its residual (finite
 //! differences), and a single long segment dropped across a thin sphere,
 //! with both nodes beside it, is caught by it instead of falling through.
+//! Its Coulomb friction: the matrix is the derivative of the residual
+//! along tangential velocity changes, and it stops that segment sliding
+//! along the sphere where the frictionless one slides off.
 
 use nalgebra::{DVector, Vector3};
 use weft_core::{Damping, FabricBuilder, Material, YarnSpec};
