@@ -162,6 +162,27 @@ fn segment_friction_matrix_matches_finite_differences() {
     }
 }
 
+/// A 40 mm yarn segment (two nodes at x = ±20 mm) lying straight at
+/// height `y` (m) across a 5 mm sphere at the origin (penalty 50 N/m,
+/// Coulomb `mu`, margin 0.5 mm), under gravity, steps of 1-2 ms, segment
+/// contact on or off.
+fn segment_over_sphere(y: f64, mu: f64, segments: bool) -> Simulation {
+    let mut b = FabricBuilder::new(vec![yarn_material()]).unwrap();
+    b.add_yarn(&YarnSpec::new("y", vec![[-0.02, y, 0.0], [0.02, y, 0.0]]))
+        .unwrap();
+    let settings = Settings {
+        dt: 1e-3,
+        dt_max: 2e-3,
+        ..Settings::default()
+    };
+    let fabric = b.build().unwrap();
+    let mut sim = Simulation::new(fabric, Vector3::new(0.0, -9.81, 0.0), settings, vec![]);
+    let sphere = Collider::new(Sphere::new(Vector3::zeros(), 0.005).unwrap(), 50.0, mu).unwrap();
+    sim.assembler.contact.colliders = vec![(sphere, 0.0005)];
+    sim.assembler.contact.segments = segments;
+    sim
+}
+
 /// A 40 mm segment (two nodes) falls centred across a sphere of radius
 /// 5 mm. Node contact alone lets it fall through (both nodes pass beside
 /// the sphere); with segment contact it comes to rest on top, its midpoint
@@ -169,23 +190,7 @@ fn segment_friction_matrix_matches_finite_differences() {
 #[test]
 fn a_long_segment_rests_on_a_thin_sphere() {
     let drop = |segments: bool| {
-        let mut b = FabricBuilder::new(vec![yarn_material()]).unwrap();
-        b.add_yarn(&YarnSpec::new(
-            "y",
-            vec![[-0.02, 0.008, 0.0], [0.02, 0.008, 0.0]],
-        ))
-        .unwrap();
-        let fabric = b.build().unwrap();
-        let settings = Settings {
-            dt: 1e-3,
-            dt_max: 2e-3,
-            ..Settings::default()
-        };
-        let mut sim = Simulation::new(fabric, Vector3::new(0.0, -9.81, 0.0), settings, vec![]);
-        let sphere =
-            Collider::new(Sphere::new(Vector3::zeros(), 0.005).unwrap(), 50.0, 0.0).unwrap();
-        sim.assembler.contact.colliders = vec![(sphere, 0.0005)];
-        sim.assembler.contact.segments = segments;
+        let mut sim = segment_over_sphere(0.008, 0.0, segments);
         sim.advance_to(0.3, |_, _| {}).unwrap();
         0.5 * (sim.q[1] + sim.q[B + 1])
     };
@@ -211,25 +216,9 @@ fn a_long_segment_rests_on_a_thin_sphere() {
 #[test]
 fn segment_friction_stops_a_segment_sliding_across_a_thin_sphere() {
     let slide = |mu: f64| {
-        let mut b = FabricBuilder::new(vec![yarn_material()]).unwrap();
-        b.add_yarn(&YarnSpec::new(
-            "y",
-            vec![[-0.02, 0.00575, 0.0], [0.02, 0.00575, 0.0]],
-        ))
-        .unwrap();
-        let fabric = b.build().unwrap();
-        let settings = Settings {
-            dt: 1e-3,
-            dt_max: 2e-3,
-            ..Settings::default()
-        };
-        let mut sim = Simulation::new(fabric, Vector3::new(0.0, -9.81, 0.0), settings, vec![]);
+        let mut sim = segment_over_sphere(0.00575, mu, true);
         sim.v[0] = 0.05;
         sim.v[B] = 0.05;
-        let sphere =
-            Collider::new(Sphere::new(Vector3::zeros(), 0.005).unwrap(), 50.0, mu).unwrap();
-        sim.assembler.contact.colliders = vec![(sphere, 0.0005)];
-        sim.assembler.contact.segments = true;
         sim.advance_to(0.3, |_, _| {}).unwrap();
         let mid = |c: usize| 0.5 * (sim.q[c] + sim.q[B + c]);
         (mid(0), mid(1))
