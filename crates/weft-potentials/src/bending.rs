@@ -88,8 +88,8 @@
 //! the 7 reduced variables `(e_1, e_2, D)` rather than the 12 coordinates.
 
 use crate::element::{
-    Dissipation, ElementEval, Measure, Strain, dissipation_with_clamp, elastic, elastic_projected,
-    project_psd,
+    Dissipation, ElementEval, Measure, Strain, dissipation_first_order, dissipation_with_clamp,
+    elastic, elastic_projected, elastic_projected_first_order, project_psd,
 };
 use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 use std::ops::AddAssign;
@@ -205,25 +205,9 @@ fn finish(
     jac: &mut SVector<f64, DOFS>,
     hes: &mut SMatrix<f64, DOFS, DOFS>,
 ) -> f64 {
+    let eps = finish_jacobian(f, gf, dd, jac);
     let g = 2.0 / dd;
     let g2 = g / dd; // 2/D²
-    // Coordinate offsets of x_0, x_1, x_2, s_1, s_2.
-    const X0: usize = 0;
-    const X1: usize = 4;
-    const X2: usize = 8;
-    const S1: usize = 7;
-    const S2: usize = 11;
-    // Jacobian.
-    let gd = -g2 * f;
-    for i in 0..3 {
-        let (a, b) = (g * gf[i], g * gf[3 + i]);
-        jac[X0 + i] = -(a + b);
-        jac[X1 + i] = a;
-        jac[X2 + i] = b;
-    }
-    jac[X0 + 3] = 0.0;
-    jac[S1] = gd;
-    jac[S2] = -gd;
     // Hessian, position-position blocks.
     for i in 0..3 {
         for j in 0..3 {
@@ -257,6 +241,32 @@ fn finish(
     hes[(S2, S2)] = h;
     hes[(S1, S2)] = -h;
     hes[(S2, S1)] = -h;
+    eps
+}
+
+/// Coordinate offsets of `x_0`, `x_1`, `x_2`, `s_1`, `s_2` in `q`.
+const X0: usize = 0;
+const X1: usize = 4;
+const X2: usize = 8;
+const S1: usize = 7;
+const S2: usize = 11;
+
+/// The value and Jacobian half of [`finish`]: writes `∇ε` (12) into `jac`
+/// and returns `ε = 2f/D`.
+#[inline]
+fn finish_jacobian(f: f64, gf: &SVector<f64, 6>, dd: f64, jac: &mut SVector<f64, DOFS>) -> f64 {
+    let g = 2.0 / dd;
+    let g2 = g / dd; // 2/D²
+    let gd = -g2 * f;
+    for i in 0..3 {
+        let (a, b) = (g * gf[i], g * gf[3 + i]);
+        jac[X0 + i] = -(a + b);
+        jac[X1 + i] = a;
+        jac[X2 + i] = b;
+    }
+    jac[X0 + 3] = 0.0;
+    jac[S1] = gd;
+    jac[S2] = -gd;
     g * f
 }
 
@@ -331,7 +341,11 @@ fn vector_parts(e1: &Vector3<f64>, e2: &Vector3<f64>) -> [Parts; 3] {
 /// result stays finite; the derivatives w.r.t. `s` are exact there.
 pub fn scalar_strain(q: &SVector<f64, DOFS>) -> Strain<1, DOFS> {
     let (e1, e2, dd) = reduced(q);
-    let p = scalar_parts(&e1, &e2);
+    scalar_strain_of(&scalar_parts(&e1, &e2), dd)
+}
+
+/// [`scalar_strain`] from its reduced part and `D` (m).
+fn scalar_strain_of(p: &Parts, dd: f64) -> Strain<1, DOFS> {
     let mut jac = SVector::zeros();
     let mut hes = SMatrix::zeros();
     let eps = finish(p.f, &p.gf, &p.hf, dd, &mut jac, &mut hes);
@@ -352,7 +366,11 @@ pub fn scalar_strain(q: &SVector<f64, DOFS>) -> Strain<1, DOFS> {
 /// `D = s_1 - s_2 > 0`.
 pub fn vector_strain(q: &SVector<f64, DOFS>) -> Strain<3, DOFS> {
     let (e1, e2, dd) = reduced(q);
-    let parts = vector_parts(&e1, &e2);
+    vector_strain_of(&vector_parts(&e1, &e2), dd)
+}
+
+/// [`vector_strain`] from its reduced parts and `D` (m).
+fn vector_strain_of(parts: &[Parts; 3], dd: f64) -> Strain<3, DOFS> {
     let mut value = SVector::<f64, 3>::zeros();
     let mut jacobian = SMatrix::<f64, 3, DOFS>::zeros();
     let mut hessians = [SMatrix::<f64, DOFS, DOFS>::zeros(); 3];
@@ -615,6 +633,98 @@ pub fn damping_with_jacobian(
             let parts = vector_parts(&e1, &e2);
             BendingDissipation::Vector(clamped(k_d, &s, &m, qdot, pj, &parts, dd))
         }
+    }
+}
+
+/// The elastic terms of [`energy_projected`] (or [`energy`] when `exact`)
+/// and, for `k_d > 0` (N m² s), the clamped dissipation of
+/// [`damping_with_jacobian`] of one bending element from one evaluation of
+/// its strain, as the assembler needs both per element and Newton
+/// iteration: the numbers of the separate functions, bit for bit. The
+/// projected path never builds the 12 x 12 strain Hessians (both clamps
+/// work on the reduced parts in `(e_1, e_2, D)` [SBO18 §3.4]; about 18 %
+/// of the bench patch's assembly, BENCHMARKS.md). `q`, `qdot` shape 12 (m,
+/// m/s), `k_b` N m², `threshold` rad; `None` for `k_d ≤ 0`.
+pub fn elastic_and_dissipation(
+    k_b: f64,
+    k_d: f64,
+    q: &SVector<f64, DOFS>,
+    qdot: &SVector<f64, DOFS>,
+    threshold: f64,
+    exact: bool,
+    position_jacobian: bool,
+) -> (ElementEval<DOFS>, Option<BendingDissipation>) {
+    /// Projected elastic terms and dissipation of the strain
+    /// `ε_k = 2 f_k / D` of `parts` from its value and Jacobian alone.
+    #[inline]
+    fn projected<const M: usize>(
+        k_b: f64,
+        k_d: f64,
+        parts: &[Parts; M],
+        dd: f64,
+        m: &Measure<DOFS>,
+        qdot: &SVector<f64, DOFS>,
+        position_jacobian: bool,
+    ) -> (ElementEval<DOFS>, Option<Dissipation<M, DOFS>>) {
+        let mut value = SVector::<f64, M>::zeros();
+        let mut jacobian = SMatrix::<f64, M, DOFS>::zeros();
+        for (k, p) in parts.iter().enumerate() {
+            let mut jac = SVector::zeros();
+            value[k] = finish_jacobian(p.f, &p.gf, dd, &mut jac);
+            jacobian.set_row(k, &jac.transpose());
+        }
+        let ev = elastic_projected_first_order(k_b, &value, &jacobian, m, |eps| {
+            clamped_stress_hessian(parts, eps.as_slice(), dd)
+        });
+        let d = (k_d > 0.0).then(|| {
+            dissipation_first_order(k_d, &jacobian, m, qdot, position_jacobian, |rate| {
+                clamped_stress_hessian(parts, rate.as_slice(), dd)
+            })
+        });
+        (ev, d)
+    }
+    /// Exact elastic terms and dissipation of the full strain `s` of
+    /// `parts`.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn exact_terms<const M: usize>(
+        k_b: f64,
+        k_d: f64,
+        s: &Strain<M, DOFS>,
+        parts: &[Parts; M],
+        dd: f64,
+        m: &Measure<DOFS>,
+        qdot: &SVector<f64, DOFS>,
+        position_jacobian: bool,
+    ) -> (ElementEval<DOFS>, Option<Dissipation<M, DOFS>>) {
+        let d = (k_d > 0.0).then(|| {
+            dissipation_with_clamp(k_d, s, m, qdot, position_jacobian, |rate| {
+                clamped_stress_hessian(parts, rate.as_slice(), dd)
+            })
+        });
+        (elastic(k_b, s, m), d)
+    }
+    let m = measure(q);
+    let (e1, e2, dd) = reduced(q);
+    let pj = position_jacobian;
+    if uses_small_angle(q, threshold) {
+        let parts = vector_parts(&e1, &e2);
+        let (ev, d) = if exact {
+            let s = vector_strain_of(&parts, dd);
+            exact_terms(k_b, k_d, &s, &parts, dd, &m, qdot, pj)
+        } else {
+            projected(k_b, k_d, &parts, dd, &m, qdot, pj)
+        };
+        (ev, d.map(BendingDissipation::Vector))
+    } else {
+        let parts = [scalar_parts(&e1, &e2)];
+        let (ev, d) = if exact {
+            let s = scalar_strain_of(&parts[0], dd);
+            exact_terms(k_b, k_d, &s, &parts, dd, &m, qdot, pj)
+        } else {
+            projected(k_b, k_d, &parts, dd, &m, qdot, pj)
+        };
+        (ev, d.map(BendingDissipation::Scalar))
     }
 }
 

@@ -109,26 +109,30 @@ pub fn elastic<const M: usize, const N: usize>(
     for i in 0..M {
         s += strain.hessians[i] * strain.value[i];
     }
-    compose(k, strain, measure, &s, 0.0)
+    compose(k, &strain.value, &strain.jacobian, measure, &s, 0.0)
 }
 
 /// The shared composition of [`elastic`] and [`elastic_projected`]:
 /// `V = ½ Ω k |ε|²`, `∇V = Ω k ∇εᵀε + ½ k |ε|² ∇Ω` and the Hessian
 /// `Ω k (∇εᵀ∇ε + S) + k (∇εᵀε ∇Ωᵀ + ∇Ω εᵀ∇ε) + w ∇Ω∇Ωᵀ` for a given
 /// stress-weighted strain Hessian `S` (exact or projected) and weight `w`.
+/// The strain enters through its value `ε` (shape `M`) and Jacobian `∇ε`
+/// (`M x N`) only.
+#[inline]
 fn compose<const M: usize, const N: usize>(
     k: f64,
-    strain: &Strain<M, N>,
+    value: &SVector<f64, M>,
+    jacobian: &SMatrix<f64, M, N>,
     measure: &Measure<N>,
     stress_hessian: &SMatrix<f64, N, N>,
     measure_weight: f64,
 ) -> ElementEval<N> {
-    let eps2 = strain.value.norm_squared();
+    let eps2 = value.norm_squared();
     let om = measure.value;
-    let je = strain.jacobian.transpose() * strain.value; // ∇εᵀ ε, shape N
+    let je = jacobian.transpose() * value; // ∇εᵀ ε, shape N
     let energy = 0.5 * om * k * eps2;
     let gradient = je * (om * k) + measure.gradient * (0.5 * k * eps2);
-    let mut h = (strain.jacobian.transpose() * strain.jacobian + stress_hessian) * (om * k);
+    let mut h = (jacobian.transpose() * jacobian + stress_hessian) * (om * k);
     let cross = je * measure.gradient.transpose() * k;
     h += cross + cross.transpose();
     if measure_weight != 0.0 {
@@ -164,9 +168,32 @@ pub fn elastic_projected<const M: usize, const N: usize>(
     measure: &Measure<N>,
     clamped_stress_hessian: impl FnOnce(&SVector<f64, M>) -> SMatrix<f64, N, N>,
 ) -> ElementEval<N> {
-    let clamp = clamped_stress_hessian(&strain.value);
-    let w = k * strain.value.norm_squared() / measure.value;
-    compose(k, strain, measure, &clamp, w)
+    elastic_projected_first_order(
+        k,
+        &strain.value,
+        &strain.jacobian,
+        measure,
+        clamped_stress_hessian,
+    )
+}
+
+/// [`elastic_projected`] from the strain's value `ε` (shape `M`) and
+/// Jacobian `∇ε` (`M x N`) alone: the projected Hessian needs the strain
+/// Hessians only through `clamped_stress_hessian(ε)`, so an element whose
+/// clamp is a closed form in fewer variables (bending: 7 reduced variables)
+/// never builds its `N x N` strain Hessians. The same numbers as
+/// [`elastic_projected`], bit for bit.
+#[inline]
+pub fn elastic_projected_first_order<const M: usize, const N: usize>(
+    k: f64,
+    value: &SVector<f64, M>,
+    jacobian: &SMatrix<f64, M, N>,
+    measure: &Measure<N>,
+    clamped_stress_hessian: impl FnOnce(&SVector<f64, M>) -> SMatrix<f64, N, N>,
+) -> ElementEval<N> {
+    let clamp = clamped_stress_hessian(value);
+    let w = k * value.norm_squared() / measure.value;
+    compose(k, value, jacobian, measure, &clamp, w)
 }
 
 /// [`elastic_projected`] with the generic clamp: the stress-weighted strain
@@ -266,10 +293,32 @@ pub fn dissipation_with_clamp<const M: usize, const N: usize>(
     position_jacobian: bool,
     clamped_stress_hessian: impl FnOnce(&SVector<f64, M>) -> SMatrix<f64, N, N>,
 ) -> Dissipation<M, N> {
+    dissipation_first_order(
+        k_d,
+        &strain.jacobian,
+        measure,
+        qdot,
+        position_jacobian,
+        clamped_stress_hessian,
+    )
+}
+
+/// [`dissipation_with_clamp`] from the strain's Jacobian `∇ε` (`M x N`)
+/// alone (see [`elastic_projected_first_order`]): the same numbers, bit for
+/// bit, for an element that never builds its `N x N` strain Hessians.
+#[inline]
+pub fn dissipation_first_order<const M: usize, const N: usize>(
+    k_d: f64,
+    jacobian: &SMatrix<f64, M, N>,
+    measure: &Measure<N>,
+    qdot: &SVector<f64, N>,
+    position_jacobian: bool,
+    clamped_stress_hessian: impl FnOnce(&SVector<f64, M>) -> SMatrix<f64, N, N>,
+) -> Dissipation<M, N> {
     let c = measure.value * k_d;
-    let rate = strain.rate(qdot);
-    let force = strain.jacobian.transpose() * rate * (-c);
-    let velocity_jacobian = strain.jacobian.transpose() * strain.jacobian * (-c);
+    let rate = jacobian * qdot;
+    let force = jacobian.transpose() * rate * (-c);
+    let velocity_jacobian = jacobian.transpose() * jacobian * (-c);
     let position_jacobian = if position_jacobian {
         clamped_stress_hessian(&rate) * (-c)
     } else {

@@ -191,3 +191,90 @@ fn shear_projection_is_psd_and_stiffer_with_and_without_jamming() {
         "only {indefinite} indefinite exact Hessians"
     );
 }
+
+/// A random generalised velocity of shape `N` (m/s), up to 0.1 m/s.
+fn velocity<const N: usize>(rng: &mut impl FnMut() -> f64) -> SVector<f64, N> {
+    SVector::from_fn(|_, _| 0.1 * rng())
+}
+
+/// The assembler's fused bending path (`bending::elastic_and_dissipation`,
+/// one strain evaluation; without the 12 x 12 strain Hessians when
+/// projected) returns the numbers of `energy_projected` (or `energy`) and
+/// `damping_with_jacobian`, bit for bit, below and above the small-angle
+/// threshold, with and without the position Jacobian; and no dissipation
+/// for `k_d = 0`.
+#[test]
+fn fused_bending_terms_equal_the_separate_ones_bit_for_bit() {
+    let mut rng = xorshift(0xf00d_cafe);
+    let (k_b, k_d) = (1e-5, 3e-7);
+    let th = bending::DEFAULT_THRESHOLD;
+    let (mut small, mut large) = (0, 0);
+    for i in 0..400 {
+        let max_angle = if i % 2 == 0 { 0.08 } else { 1.5 };
+        let q = bending_config(&mut rng, max_angle);
+        let qdot = velocity::<12>(&mut rng);
+        let pj = i % 4 < 2;
+        let damping = Some(bending::damping_with_jacobian(k_d, &q, &qdot, th, pj));
+        for (exact, ev) in [
+            (false, bending::energy_projected(k_b, &q, th)),
+            (true, bending::energy(k_b, &q, th)),
+        ] {
+            let fused = bending::elastic_and_dissipation(k_b, k_d, &q, &qdot, th, exact, pj);
+            assert_eq!(fused, (ev, damping));
+            let undamped = bending::elastic_and_dissipation(k_b, 0.0, &q, &qdot, th, exact, pj);
+            assert_eq!(undamped, (ev, None));
+        }
+        if bending::uses_small_angle(&q, th) {
+            small += 1;
+        } else {
+            large += 1;
+        }
+    }
+    assert!(small > 50 && large > 50, "small {small}, large {large}");
+}
+
+/// The same for the crossing shear (`Shear::elastic_and_dissipation`
+/// against `elastic_projected` or `elastic` and
+/// `dissipation_with_jacobian`), in the small-angle, scalar and jammed
+/// regimes.
+#[test]
+fn fused_shear_terms_equal_the_separate_ones_bit_for_bit() {
+    let mut rng = xorshift(0x5ca1_ab1e);
+    let spacing = 1e-3;
+    let jam = Jamming::from_geometry(0.25e-3, spacing).expect("valid geometry");
+    let damped = Shear::new(0.05, 2e-4, spacing, SMALL_ANGLE_THRESHOLD, Some(jam)).expect("valid");
+    let undamped = Shear::new(0.05, 0.0, spacing, SMALL_ANGLE_THRESHOLD, None).expect("valid");
+    let (mut small, mut large) = (0, 0);
+    for i in 0..300 {
+        let psi = match i % 3 {
+            0 => 0.08 * rng(),
+            1 => 0.6 * rng(),
+            _ => (jam.onset + 0.5 * (jam.lock - jam.onset) * (1.0 + rng())) * rng().signum(),
+        };
+        let q = shear_config(&mut rng, psi);
+        let qdot = velocity::<9>(&mut rng);
+        let pj = i % 2 == 0;
+        let damping = Some(damped.dissipation_with_jacobian(&q, &qdot, pj));
+        for exact in [false, true] {
+            let (ev, ev0) = if exact {
+                (damped.elastic(&q), undamped.elastic(&q))
+            } else {
+                (damped.elastic_projected(&q), undamped.elastic_projected(&q))
+            };
+            assert_eq!(
+                damped.elastic_and_dissipation(&q, &qdot, exact, pj),
+                (ev, damping)
+            );
+            assert_eq!(
+                undamped.elastic_and_dissipation(&q, &qdot, exact, pj),
+                (ev0, None)
+            );
+        }
+        if weft_potentials::shear::shear_angle(&q).abs() < SMALL_ANGLE_THRESHOLD {
+            small += 1;
+        } else {
+            large += 1;
+        }
+    }
+    assert!(small > 50 && large > 50, "small {small}, large {large}");
+}

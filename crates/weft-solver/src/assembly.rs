@@ -760,11 +760,17 @@ impl Assembler {
                     let nodes = [b.center, b.next, b.prev];
                     let qe: SVector<f64, 12> = gather_relative(q_n, v, h, &nodes, &map);
                     let ve: SVector<f64, 12> = gather(v, &nodes, &map);
-                    let ev = if exact {
-                        bending::energy(mp.k_b, &qe, threshold)
-                    } else {
-                        bending::energy_projected(mp.k_b, &qe, threshold)
-                    };
+                    // One strain evaluation for the elastic and the
+                    // dissipative terms.
+                    let (ev, d) = bending::elastic_and_dissipation(
+                        mp.k_b,
+                        mp.kd.bending,
+                        &qe,
+                        &ve,
+                        threshold,
+                        exact,
+                        dx,
+                    );
                     let rayleigh = mp.rayleigh.map(|(_, beta)| {
                         let k_plus = if exact {
                             bending::energy_projected(mp.k_b, &qe, threshold).hessian
@@ -773,9 +779,7 @@ impl Assembler {
                         };
                         (beta, k_plus)
                     });
-                    let damping = (mp.kd.bending > 0.0).then(|| {
-                        let d =
-                            bending::damping_with_jacobian(mp.kd.bending, &qe, &ve, threshold, dx);
+                    let damping = d.map(|d| {
                         (
                             d.force(),
                             d.velocity_jacobian(),
@@ -820,11 +824,9 @@ impl Assembler {
                     if sh.k == 0.0 && sh.k_d == 0.0 {
                         return Energies::default();
                     }
-                    let ev = if exact {
-                        sh.elastic(&qe)
-                    } else {
-                        sh.elastic_projected(&qe)
-                    };
+                    // One strain evaluation for the elastic and the
+                    // dissipative terms.
+                    let (ev, d) = sh.elastic_and_dissipation(&qe, &ve, exact, dx);
                     let rayleigh = mp.rayleigh.map(|(_, beta)| {
                         let k_plus = if exact {
                             sh.elastic_projected(&qe).hessian
@@ -833,8 +835,7 @@ impl Assembler {
                         };
                         (beta, k_plus)
                     });
-                    let damping = (sh.k_d > 0.0).then(|| {
-                        let d = sh.dissipation_with_jacobian(&qe, &ve, dx);
+                    let damping = d.map(|d| {
                         (
                             d.force(),
                             d.velocity_jacobian(),
