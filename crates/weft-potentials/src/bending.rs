@@ -85,11 +85,15 @@
 //!
 //! Throughput is measured by `cargo bench --bench elements` (see
 //! `BENCHMARKS.md`). [`damping`] clamps the stress-weighted strain Hessian in
-//! the 7 reduced variables `(e_1, e_2, D)` rather than the 12 coordinates.
+//! the 7 reduced variables `(e_1, e_2, D)` rather than the 12 coordinates,
+//! and maps the result back block by block. The assembler calls
+//! [`elastic_and_dissipation`], which evaluates the strain once for the
+//! elastic and the dissipative terms and, for projected Newton, never builds
+//! the 12 x 12 strain Hessians.
 
 use crate::element::{
-    Dissipation, ElementEval, Measure, Strain, dissipation_first_order, dissipation_with_clamp,
-    elastic, elastic_projected, elastic_projected_first_order, project_psd,
+    Dissipation, DissipationTerms, ElementEval, Measure, Strain, dissipation_first_order,
+    dissipation_with_clamp, elastic, elastic_projected, elastic_projected_first_order, project_psd,
 };
 use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 use std::ops::AddAssign;
@@ -387,7 +391,9 @@ fn vector_strain_of(parts: &[Parts; 3], dd: f64) -> Strain<3, DOFS> {
 }
 
 /// The map `z = P q` from the 12 coordinates to the reduced variables
-/// `z = (e_1, e_2, D)` (7 x 12, entries 0 and ±1).
+/// `z = (e_1, e_2, D)` (7 x 12, entries 0 and ±1); the reference for
+/// [`reduced_to_full`] in the tests.
+#[cfg(test)]
 fn reduction() -> SMatrix<f64, 7, DOFS> {
     let mut p = SMatrix::<f64, 7, DOFS>::zeros();
     for i in 0..3 {
@@ -419,8 +425,44 @@ fn clamped_stress_hessian(parts: &[Parts], rate: &[f64], dd: f64) -> SMatrix<f64
         }
         hz[(6, 6)] += 4.0 * r * p.f / (dd * dd * dd);
     }
-    let p = reduction();
-    p.transpose() * project_psd(&hz) * p
+    reduced_to_full(&project_psd(&hz))
+}
+
+/// `Pᵀ H P` for a symmetric `H` (7 x 7) in the reduced variables
+/// `z = (e_1, e_2, D)`: the 12 x 12 matrix w.r.t. `q` ([`reduction`]),
+/// written block by block (`e_1 = x_1 - x_0`, `e_2 = x_2 - x_0`,
+/// `D = s_1 - s_2`; the `s_0` row and column are zero) instead of two dense
+/// products.
+fn reduced_to_full(hz: &SMatrix<f64, 7, 7>) -> SMatrix<f64, DOFS, DOFS> {
+    let mut out = SMatrix::<f64, DOFS, DOFS>::zeros();
+    for i in 0..3 {
+        for j in 0..3 {
+            let (a, b) = (hz[(i, j)], hz[(i, 3 + j)]);
+            let (bt, c) = (hz[(3 + i, j)], hz[(3 + i, 3 + j)]);
+            out[(X1 + i, X1 + j)] = a;
+            out[(X1 + i, X2 + j)] = b;
+            out[(X2 + i, X1 + j)] = bt;
+            out[(X2 + i, X2 + j)] = c;
+            out[(X0 + i, X1 + j)] = -(a + bt);
+            out[(X0 + i, X2 + j)] = -(b + c);
+            out[(X1 + i, X0 + j)] = -(a + b);
+            out[(X2 + i, X0 + j)] = -(bt + c);
+            out[(X0 + i, X0 + j)] = (a + c) + (b + bt);
+        }
+        let (a, b) = (hz[(i, 6)], hz[(3 + i, 6)]);
+        for (r, v) in [(X0 + i, -(a + b)), (X1 + i, a), (X2 + i, b)] {
+            out[(r, S1)] = v;
+            out[(S1, r)] = v;
+            out[(r, S2)] = -v;
+            out[(S2, r)] = -v;
+        }
+    }
+    let d = hz[(6, 6)];
+    out[(S1, S1)] = d;
+    out[(S2, S2)] = d;
+    out[(S1, S2)] = -d;
+    out[(S2, S1)] = -d;
+    out
 }
 
 /// Measure `Ω = (s_1 - s_2)/2` (m, the Voronoi length of node 0) with its
@@ -581,6 +623,15 @@ impl BendingDissipation {
         match self {
             Self::Scalar(d) => d.position_jacobian,
             Self::Vector(d) => d.position_jacobian,
+        }
+    }
+
+    /// Force, Jacobians and potential, borrowed
+    /// ([`crate::element::Dissipation::terms`]).
+    pub fn terms(&self) -> DissipationTerms<'_, DOFS> {
+        match self {
+            Self::Scalar(d) => d.terms(),
+            Self::Vector(d) => d.terms(),
         }
     }
 }
@@ -773,4 +824,27 @@ pub fn vector_strain_rate_closed_form(
     let v = c / d;
     let vd = cd / d - c * (dd_t / (d * d));
     vd * (2.0 / dd) - v * (2.0 * ddd / (dd * dd))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::xorshift;
+
+    /// The block-wise `Pᵀ H P` equals the dense products to round-off on
+    /// random symmetric matrices (sums of at most four terms).
+    #[test]
+    fn reduced_to_full_equals_the_dense_congruence() {
+        let mut rng = xorshift(0x7e57_b10c);
+        let p = reduction();
+        for _ in 0..200 {
+            let a = SMatrix::<f64, 7, 7>::from_fn(|_, _| rng());
+            let h = a + a.transpose();
+            let dense = p.transpose() * h * p;
+            let blocks = reduced_to_full(&h);
+            let err = (blocks - dense).abs().max();
+            assert!(err <= 1e-15 * h.abs().max() * 4.0, "error {err:e}");
+            assert_eq!(blocks, blocks.transpose());
+        }
+    }
 }

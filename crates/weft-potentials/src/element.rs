@@ -235,6 +235,34 @@ pub struct Dissipation<const M: usize, const N: usize> {
     pub position_jacobian: SMatrix<f64, N, N>,
 }
 
+impl<const M: usize, const N: usize> Dissipation<M, N> {
+    /// The terms the assembler adds, borrowed (no copy of the `N x N`
+    /// Jacobians).
+    pub fn terms(&self) -> DissipationTerms<'_, N> {
+        DissipationTerms {
+            force: &self.force,
+            velocity_jacobian: &self.velocity_jacobian,
+            position_jacobian: &self.position_jacobian,
+            potential: self.potential,
+        }
+    }
+}
+
+/// The fields of a [`Dissipation`] that do not depend on the strain's
+/// dimension, borrowed: force (N, shape `N`), velocity Jacobian (N·s/m,
+/// `N x N`), clamped position Jacobian (N/m, `N x N`), potential `W` (W).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DissipationTerms<'a, const N: usize> {
+    /// [`Dissipation::force`].
+    pub force: &'a SVector<f64, N>,
+    /// [`Dissipation::velocity_jacobian`].
+    pub velocity_jacobian: &'a SMatrix<f64, N, N>,
+    /// [`Dissipation::position_jacobian`].
+    pub position_jacobian: &'a SMatrix<f64, N, N>,
+    /// [`Dissipation::potential`].
+    pub potential: f64,
+}
+
 /// Strain-rate dissipation `W = ½ Ω k_d |ε̇|²` of an element with strain
 /// `strain`, measure `measure`, damping coefficient `k_d` (same units as the
 /// element's `k`, times seconds) and generalised velocity `qdot` (m/s, shape

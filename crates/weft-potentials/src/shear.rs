@@ -64,8 +64,9 @@
 //! functions return the 9-coordinate strains for checks and other callers.
 
 use crate::element::{
-    Dissipation, ElementEval, Measure, Strain, dissipation_with_jacobian as generic_dissipation,
-    elastic, elastic_projected_generic, project_psd,
+    Dissipation, DissipationTerms, ElementEval, Measure, Strain,
+    dissipation_with_jacobian as generic_dissipation, elastic, elastic_projected_generic,
+    project_psd,
 };
 use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 use std::f64::consts::FRAC_PI_2;
@@ -421,6 +422,15 @@ impl ShearDissipation {
         match self {
             Self::Scalar(d) => d.position_jacobian,
             Self::SmallAngle(d) => d.position_jacobian,
+        }
+    }
+
+    /// Force, Jacobians and potential, borrowed
+    /// ([`crate::element::Dissipation::terms`]).
+    pub fn terms(&self) -> DissipationTerms<'_, DOFS> {
+        match self {
+            Self::Scalar(d) => d.terms(),
+            Self::SmallAngle(d) => d.terms(),
         }
     }
     /// Dissipation potential `W = ½ Ω k_d |ε̇|²` (W) [SBO17 eq. 6].

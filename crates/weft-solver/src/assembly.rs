@@ -58,7 +58,8 @@ use weft_core::{Damping, Fabric, Family, ModeCoefficients};
 use weft_potentials::hinge::Hinge;
 use weft_potentials::stvk::Stvk;
 use weft_potentials::{
-    bending, contact, elastic, elastic_projected, friction, gravity, inertia, seam, shear, stretch,
+    DissipationTerms, bending, contact, elastic, elastic_projected, friction, gravity, inertia,
+    seam, shear, stretch,
 };
 
 /// Per-material constants used by the element loops.
@@ -779,14 +780,7 @@ impl Assembler {
                         };
                         (beta, k_plus)
                     });
-                    let damping = d.map(|d| {
-                        (
-                            d.force(),
-                            d.velocity_jacobian(),
-                            d.position_jacobian(),
-                            d.potential(),
-                        )
-                    });
+                    let damping = d.as_ref().map(|d| d.terms());
                     let (fe, ae, en) = local_terms(&ev, damping, rayleigh, &ve, h);
                     let re = -fe * h;
                     // SAFETY: colouring, as above.
@@ -835,14 +829,7 @@ impl Assembler {
                         };
                         (beta, k_plus)
                     });
-                    let damping = d.map(|d| {
-                        (
-                            d.force(),
-                            d.velocity_jacobian(),
-                            d.position_jacobian(),
-                            d.potential(),
-                        )
-                    });
+                    let damping = d.as_ref().map(|d| d.terms());
                     let (fe, ae, en) = local_terms(&ev, damping, rayleigh, &ve, h);
                     let re = -fe * h;
                     // SAFETY: colouring, as above.
@@ -885,13 +872,10 @@ impl Assembler {
                         };
                         (t.rayleigh_beta, k_plus)
                     });
-                    let damping = dissipation.map(|d| {
-                        let pj = if dx {
-                            d.position_jacobian
-                        } else {
-                            SMatrix::zeros()
-                        };
-                        (d.force, d.velocity_jacobian, pj, d.potential)
+                    let zero = SMatrix::zeros();
+                    let damping = dissipation.as_ref().map(|d| DissipationTerms {
+                        position_jacobian: if dx { &d.position_jacobian } else { &zero },
+                        ..d.terms()
                     });
                     let (fe, ae, en) = local_terms(&ev, damping, rayleigh, &ve, h);
                     let re = -fe * h;
@@ -931,14 +915,12 @@ impl Assembler {
                     } else {
                         hinge.elastic_projected(&qe)
                     };
-                    let damping = (hg.damping > 0.0).then(|| {
-                        let d = hinge.dissipation(hg.damping, &qe, &ve);
-                        let pj = if dx {
-                            d.position_jacobian
-                        } else {
-                            SMatrix::zeros()
-                        };
-                        (d.force, d.velocity_jacobian, pj, d.potential)
+                    let dissipation =
+                        (hg.damping > 0.0).then(|| hinge.dissipation(hg.damping, &qe, &ve));
+                    let zero = SMatrix::zeros();
+                    let damping = dissipation.as_ref().map(|d| DissipationTerms {
+                        position_jacobian: if dx { &d.position_jacobian } else { &zero },
+                        ..d.terms()
                     });
                     let (fe, ae, en) = local_terms(&ev, damping, None, &ve, h);
                     let re = -fe * h;
@@ -1334,10 +1316,6 @@ fn shear_params(mp: &MaterialParams, spacing: f64) -> shear::Shear {
     .expect("validated material gives valid shear parameters")
 }
 
-/// Strain-rate dissipation of one element: force, velocity Jacobian,
-/// clamped position Jacobian, dissipation potential `W`.
-type LocalDamping<const N: usize> = (SVector<f64, N>, SMatrix<f64, N, N>, SMatrix<f64, N, N>, f64);
-
 /// The local force `f` (elastic + damping), system-matrix block
 /// `h² K⁺ - h ∂f_d/∂q̇ - h² ∂f_d/∂q` and energies of an element with elastic
 /// evaluation `ev` (its Hessian `K⁺` the PSD approximation), optional
@@ -1348,7 +1326,7 @@ type LocalDamping<const N: usize> = (SVector<f64, N>, SMatrix<f64, N, N>, SMatri
 /// gain energy from its damping), at velocity `ve`, step `h`.
 fn local_terms<const N: usize>(
     ev: &weft_potentials::ElementEval<N>,
-    damping: Option<LocalDamping<N>>,
+    damping: Option<DissipationTerms<'_, N>>,
     rayleigh: Option<(f64, SMatrix<f64, N, N>)>,
     ve: &SVector<f64, N>,
     h: f64,
@@ -1359,10 +1337,10 @@ fn local_terms<const N: usize>(
     };
     let mut fe = -ev.gradient;
     let mut ae = ev.hessian * (h * h);
-    if let Some((force, vjac, pjac, potential)) = damping {
-        fe += force;
-        ae -= vjac * h + pjac * (h * h);
-        en.dissipation_power += 2.0 * potential;
+    if let Some(d) = damping {
+        fe += d.force;
+        ae -= d.velocity_jacobian * h + d.position_jacobian * (h * h);
+        en.dissipation_power += 2.0 * d.potential;
     }
     if let Some((beta, k_plus)) = rayleigh {
         let fd = k_plus * ve * beta;
