@@ -89,7 +89,7 @@ pub struct DrapeArgs {
     pub sew_duration: f64,
     /// Longest draping time of the coarsest level (s, simulated; refined
     /// levels get half): each level stops earlier once static.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 4.0)]
     pub duration: f64,
     /// Shortest draping time per level (s, simulated).
     #[arg(long, default_value_t = 0.2)]
