@@ -182,7 +182,8 @@ pub fn elastic_projected<const M: usize, const N: usize>(
 /// Hessians only through `clamped_stress_hessian(ε)`, so an element whose
 /// clamp is a closed form in fewer variables (bending: 7 reduced variables)
 /// never builds its `N x N` strain Hessians. The same numbers as
-/// [`elastic_projected`], bit for bit.
+/// [`elastic_projected`], bit for bit [SBO17 eq. 2-3, SBO18 §3.4]. Units as
+/// in [`elastic`].
 #[inline]
 pub fn elastic_projected_first_order<const M: usize, const N: usize>(
     k: f64,
@@ -250,7 +251,8 @@ impl<const M: usize, const N: usize> Dissipation<M, N> {
 
 /// The fields of a [`Dissipation`] that do not depend on the strain's
 /// dimension, borrowed: force (N, shape `N`), velocity Jacobian (N·s/m,
-/// `N x N`), clamped position Jacobian (N/m, `N x N`), potential `W` (W).
+/// `N x N`), clamped position Jacobian (N/m, `N x N`), potential `W` (W)
+/// [SBO17 eq. 6-11].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DissipationTerms<'a, const N: usize> {
     /// [`Dissipation::force`].
@@ -333,7 +335,9 @@ pub fn dissipation_with_clamp<const M: usize, const N: usize>(
 
 /// [`dissipation_with_clamp`] from the strain's Jacobian `∇ε` (`M x N`)
 /// alone (see [`elastic_projected_first_order`]): the same numbers, bit for
-/// bit, for an element that never builds its `N x N` strain Hessians.
+/// bit, for an element that never builds its `N x N` strain Hessians
+/// [SBO17 eq. 6-11, SBO18 §3.4]. `qdot` shape `N` (m/s); units as in
+/// [`Dissipation`].
 #[inline]
 pub fn dissipation_first_order<const M: usize, const N: usize>(
     k_d: f64,

@@ -737,7 +737,8 @@ impl Shear {
     /// and, for `k_d > 0`, [`Shear::dissipation_with_jacobian`] from one
     /// evaluation of the strain, as the assembler needs both per crossing
     /// and Newton iteration: the numbers of the separate functions, bit for
-    /// bit, at about half the cost. `q`, `qdot` shape 9 (m, m/s); `None`
+    /// bit, at about half the cost [SBO17 eq. 2, 6-11, 22-23; SBO18 §3.4].
+    /// `q`, `qdot` shape 9 (m, m/s); energy J, force N, Hessian N/m; `None`
     /// for `k_d = 0`.
     pub fn elastic_and_dissipation(
         &self,
