@@ -146,11 +146,13 @@ pub struct Record {
     step_h: Option<f64>,
     newton_iterations: Option<usize>,
     cg_iterations: Option<usize>,
-    /// Where the full step's time went: assemblies of residual and matrix
-    /// (line-search trials included) and their wall time (s), the linear
-    /// solves' wall time, preconditioner set-up and multigrid hierarchy
-    /// updates included (s), and the number of those updates.
+    /// Where the full step's time went: assemblies of residual and matrix,
+    /// the line search's residual evaluations (no matrix) and their wall
+    /// time together (s), the linear solves' wall time, preconditioner
+    /// set-up and multigrid hierarchy updates included (s), and the number
+    /// of those updates.
     step_assemblies: Option<usize>,
+    step_residual_evaluations: Option<usize>,
     step_assembly_s: Option<f64>,
     step_solve_s: Option<f64>,
     step_multigrid_updates: Option<usize>,
@@ -386,6 +388,7 @@ fn measure(
                 stats.assembly_seconds,
                 stats.solve_seconds,
                 sim.multigrid_updates() - updates,
+                stats.residual_evaluations,
             )),
         )
     } else {
@@ -421,6 +424,7 @@ fn measure(
         newton_iterations: newton,
         cg_iterations: cg,
         step_assemblies: breakdown.map(|b| b.0),
+        step_residual_evaluations: breakdown.map(|b| b.4),
         step_assembly_s: breakdown.map(|b| b.1),
         step_solve_s: breakdown.map(|b| b.2),
         step_multigrid_updates: breakdown.map(|b| b.3),
@@ -666,9 +670,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         }
         for r in records.iter().filter(|r| r.step_assemblies.is_some()) {
             println!(
-                "step, {} nodes: {} assemblies in {:.3} s, linear solves {:.3} s ({} multigrid hierarchy updates), other {:.3} s",
+                "step, {} nodes: {} assemblies and {} line-search residuals in {:.3} s, linear solves {:.3} s ({} multigrid hierarchy updates), other {:.3} s",
                 r.nodes,
                 r.step_assemblies.unwrap_or_default(),
+                r.step_residual_evaluations.unwrap_or_default(),
                 r.step_assembly_s.unwrap_or_default(),
                 r.step_solve_s.unwrap_or_default(),
                 r.step_multigrid_updates.unwrap_or_default(),

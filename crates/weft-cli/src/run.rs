@@ -62,6 +62,7 @@ impl Stepper for Engine<'_> {
 struct Bar {
     bar: ProgressBar,
     assemblies: usize,
+    residuals: usize,
     assembly_s: f64,
     solve_s: f64,
 }
@@ -73,6 +74,7 @@ impl RunProgress for Bar {
     }
     fn step(&mut self, s: &Simulation, st: &StepStats, steps: usize) {
         self.assemblies += st.assemblies;
+        self.residuals += st.residual_evaluations;
         self.assembly_s += st.assembly_seconds;
         self.solve_s += st.solve_seconds;
         let rejected: usize = s.rejections.values().sum();
@@ -126,6 +128,7 @@ pub fn run_scene(
     let mut progress = Bar {
         bar,
         assemblies: 0,
+        residuals: 0,
         assembly_s: 0.0,
         solve_s: 0.0,
     };
@@ -133,12 +136,13 @@ pub fn run_scene(
     let steps = summary.steps.max(1) as f64;
     let Bar {
         assemblies,
+        residuals,
         assembly_s,
         solve_s,
         ..
     } = progress;
     eprintln!(
-        "weft run: {} s simulated on {} in {} steps ({} rejected{}), {:.1} Newton and {:.0} CG iterations per step, {:.2} s wall ({assemblies} assemblies {assembly_s:.2} s, linear solves {solve_s:.2} s) -> {}",
+        "weft run: {} s simulated on {} in {} steps ({} rejected{}), {:.1} Newton and {:.0} CG iterations per step, {:.2} s wall ({assemblies} assemblies and {residuals} line-search residuals {assembly_s:.2} s, linear solves {solve_s:.2} s) -> {}",
         summary.t,
         summary.backend,
         summary.steps,

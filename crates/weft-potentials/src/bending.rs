@@ -92,7 +92,7 @@
 //! the 12 x 12 strain Hessians.
 
 use crate::element::{
-    Dissipation, DissipationTerms, ElementEval, Measure, Strain, dissipation_first_order,
+    Dissipation, DissipationTerms, ElementEval, Hessian, Measure, Strain, dissipation_first_order,
     dissipation_with_clamp, elastic, elastic_projected, elastic_projected_first_order, project_psd,
 };
 use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
@@ -687,14 +687,17 @@ pub fn damping_with_jacobian(
     }
 }
 
-/// The elastic terms of [`energy_projected`] (or [`energy`] when `exact`)
-/// and, for `k_d > 0` (N m² s), the clamped dissipation of
-/// [`damping_with_jacobian`] of one bending element from one evaluation of
-/// its strain, as the assembler needs both per element and Newton
+/// The elastic terms of [`energy_projected`] (or [`energy`] for
+/// [`Hessian::Exact`]) and, for `k_d > 0` (N m² s), the clamped dissipation
+/// of [`damping_with_jacobian`] of one bending element from one evaluation
+/// of its strain, as the assembler needs both per element and Newton
 /// iteration: the numbers of the separate functions, bit for bit. The
 /// projected path never builds the 12 x 12 strain Hessians (both clamps
 /// work on the reduced parts in `(e_1, e_2, D)` [SBO18 §3.4]; about 18 %
-/// of the bench patch's assembly, BENCHMARKS.md). `q`, `qdot` shape 12 (m,
+/// of the bench patch's assembly, BENCHMARKS.md). [`Hessian::Skip`] also
+/// skips both clamps (7 x 7 eigenproblems): energy, gradient and the
+/// dissipative force are those of the other modes, the Hessian and the
+/// dissipation's Jacobians are not to be used. `q`, `qdot` shape 12 (m,
 /// m/s), `k_b` N m², `threshold` rad; `None` for `k_d ≤ 0`.
 pub fn elastic_and_dissipation(
     k_b: f64,
@@ -702,12 +705,14 @@ pub fn elastic_and_dissipation(
     q: &SVector<f64, DOFS>,
     qdot: &SVector<f64, DOFS>,
     threshold: f64,
-    exact: bool,
+    hessian: Hessian,
     position_jacobian: bool,
 ) -> (ElementEval<DOFS>, Option<BendingDissipation>) {
     /// Projected elastic terms and dissipation of the strain
-    /// `ε_k = 2 f_k / D` of `parts` from its value and Jacobian alone.
+    /// `ε_k = 2 f_k / D` of `parts` from its value and Jacobian alone;
+    /// without `clamp` the two clamps (and so the Hessian) are skipped.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn projected<const M: usize>(
         k_b: f64,
         k_d: f64,
@@ -716,6 +721,7 @@ pub fn elastic_and_dissipation(
         m: &Measure<DOFS>,
         qdot: &SVector<f64, DOFS>,
         position_jacobian: bool,
+        clamp: bool,
     ) -> (ElementEval<DOFS>, Option<Dissipation<M, DOFS>>) {
         let mut value = SVector::<f64, M>::zeros();
         let mut jacobian = SMatrix::<f64, M, DOFS>::zeros();
@@ -725,10 +731,15 @@ pub fn elastic_and_dissipation(
             jacobian.set_row(k, &jac.transpose());
         }
         let ev = elastic_projected_first_order(k_b, &value, &jacobian, m, |eps| {
-            clamped_stress_hessian(parts, eps.as_slice(), dd)
+            if clamp {
+                clamped_stress_hessian(parts, eps.as_slice(), dd)
+            } else {
+                SMatrix::zeros()
+            }
         });
         let d = (k_d > 0.0).then(|| {
-            dissipation_first_order(k_d, &jacobian, m, qdot, position_jacobian, |rate| {
+            let pj = position_jacobian && clamp;
+            dissipation_first_order(k_d, &jacobian, m, qdot, pj, |rate| {
                 clamped_stress_hessian(parts, rate.as_slice(), dd)
             })
         });
@@ -758,22 +769,23 @@ pub fn elastic_and_dissipation(
     let m = measure(q);
     let (e1, e2, dd) = reduced(q);
     let pj = position_jacobian;
+    let clamp = hessian != Hessian::Skip;
     if uses_small_angle(q, threshold) {
         let parts = vector_parts(&e1, &e2);
-        let (ev, d) = if exact {
+        let (ev, d) = if hessian == Hessian::Exact {
             let s = vector_strain_of(&parts, dd);
             exact_terms(k_b, k_d, &s, &parts, dd, &m, qdot, pj)
         } else {
-            projected(k_b, k_d, &parts, dd, &m, qdot, pj)
+            projected(k_b, k_d, &parts, dd, &m, qdot, pj, clamp)
         };
         (ev, d.map(BendingDissipation::Vector))
     } else {
         let parts = [scalar_parts(&e1, &e2)];
-        let (ev, d) = if exact {
+        let (ev, d) = if hessian == Hessian::Exact {
             let s = scalar_strain_of(&parts[0], dd);
             exact_terms(k_b, k_d, &s, &parts, dd, &m, qdot, pj)
         } else {
-            projected(k_b, k_d, &parts, dd, &m, qdot, pj)
+            projected(k_b, k_d, &parts, dd, &m, qdot, pj, clamp)
         };
         (ev, d.map(BendingDissipation::Scalar))
     }

@@ -398,6 +398,27 @@ pub fn rayleigh_velocity_jacobian<const N: usize>(
     -(mass * alpha + stiffness * beta)
 }
 
+/// The second derivatives an element evaluation builds for the Newton
+/// matrix (the assembler's choice per step and evaluation, DESIGN §5).
+///
+/// The energy, gradient, dissipative force and dissipation potential do not
+/// depend on it: an element gives the same numbers, bit for bit, in every
+/// mode (`tests/projected.rs`), so a line search may evaluate its trial
+/// residuals with [`Hessian::Skip`] and build the matrix only where it is
+/// used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hessian {
+    /// The exact Hessian (quadratic Newton convergence; may be indefinite).
+    Exact,
+    /// The PSD approximation: stress-weighted strain Hessians with their
+    /// negative eigenvalues clamped [SBO18 §3.4].
+    Projected,
+    /// No Newton matrix: the eigen-decompositions of the clamps (elastic
+    /// and the dissipation's position Jacobian) are skipped and the Hessian
+    /// and Jacobian fields of the result must not be used.
+    Skip,
+}
+
 /// Projects a symmetric matrix onto the positive semi-definite cone by
 /// clamping its negative eigenvalues to zero (`A⁺ = Q max(Λ, 0) Qᵀ`)
 /// [SBO18 §3.4]. Uses [`symmetric_eigen`], allocation-free, so the same

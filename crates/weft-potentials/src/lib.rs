@@ -44,6 +44,6 @@ pub mod stvk;
 pub mod testing;
 
 pub use element::{
-    Dissipation, DissipationTerms, ElementEval, Measure, Strain, dissipation, elastic,
+    Dissipation, DissipationTerms, ElementEval, Hessian, Measure, Strain, dissipation, elastic,
     elastic_projected, elastic_projected_generic,
 };

@@ -64,9 +64,9 @@
 //! functions return the 9-coordinate strains for checks and other callers.
 
 use crate::element::{
-    Dissipation, DissipationTerms, ElementEval, Measure, Strain,
-    dissipation_with_jacobian as generic_dissipation, elastic, elastic_projected_generic,
-    project_psd,
+    Dissipation, DissipationTerms, ElementEval, Hessian, Measure, Strain,
+    dissipation_with_jacobian as generic_dissipation, elastic, elastic_projected,
+    elastic_projected_generic, project_psd,
 };
 use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 use std::f64::consts::FRAC_PI_2;
@@ -712,39 +712,49 @@ impl Shear {
         let e = if eps.abs() < self.threshold {
             elastic_projected_generic(self.k, &r.small_angle(), &m)
         } else {
-            self.scalar_projected(&r.scalar(), eps)
+            self.scalar_projected(&r.scalar(), eps, true)
         };
         scatter_eval(&e)
     }
 
     /// The scalar-strain branch of [`Shear::elastic_projected`] in the
     /// reduced variables, for the strain `s` of shear angle `eps` (rad).
-    fn scalar_projected(&self, s: &Strain<1, 6>, eps: f64) -> ElementEval<6> {
+    /// Without `clamp` the Hessian is left zero (no eigenproblem).
+    fn scalar_projected(&self, s: &Strain<1, 6>, eps: f64, clamp: bool) -> ElementEval<6> {
         let (p, dp, ddp) = match &self.jamming {
             Some(j) => j.profile(eps),
             None => (0.5 * eps * eps, eps, 1.0),
         };
         let c = self.spacing * self.k;
         let je: Vec6 = s.jacobian.transpose();
+        let hessian = if clamp {
+            (je * je.transpose() * ddp + project_psd(&(s.hessians[0] * dp))) * c
+        } else {
+            Mat6::zeros()
+        };
         ElementEval {
             energy: c * p,
             gradient: je * (c * dp),
-            hessian: (je * je.transpose() * ddp + project_psd(&(s.hessians[0] * dp))) * c,
+            hessian,
         }
     }
 
-    /// [`Shear::elastic_projected`] (or [`Shear::elastic`] when `exact`)
-    /// and, for `k_d > 0`, [`Shear::dissipation_with_jacobian`] from one
-    /// evaluation of the strain, as the assembler needs both per crossing
-    /// and Newton iteration: the numbers of the separate functions, bit for
-    /// bit, at about half the cost [SBO17 eq. 2, 6-11, 22-23; SBO18 §3.4].
-    /// `q`, `qdot` shape 9 (m, m/s); energy J, force N, Hessian N/m; `None`
-    /// for `k_d = 0`.
+    /// [`Shear::elastic_projected`] (or [`Shear::elastic`] for
+    /// [`Hessian::Exact`]) and, for `k_d > 0`,
+    /// [`Shear::dissipation_with_jacobian`] from one evaluation of the
+    /// strain, as the assembler needs both per crossing and Newton
+    /// iteration: the numbers of the separate functions, bit for bit, at
+    /// about half the cost [SBO17 eq. 2, 6-11, 22-23; SBO18 §3.4].
+    /// [`Hessian::Skip`] skips both 6 x 6 eigenproblems (the elastic clamp
+    /// and the dissipation's position Jacobian): energy, gradient and the
+    /// dissipative force are those of the other modes, the Hessian and the
+    /// dissipation's Jacobians are not to be used. `q`, `qdot` shape 9 (m,
+    /// m/s); energy J, force N, Hessian N/m; `None` for `k_d = 0`.
     pub fn elastic_and_dissipation(
         &self,
         q: &SVector<f64, DOFS>,
         qdot: &SVector<f64, DOFS>,
-        exact: bool,
+        hessian: Hessian,
         position_jacobian: bool,
     ) -> (ElementEval<DOFS>, Option<ShearDissipation>) {
         let r = Reduced::new(q);
@@ -752,13 +762,13 @@ impl Shear {
         let eps = r.angle();
         let damped = self.k_d > 0.0;
         let ydot = reduce(qdot);
-        let pj = position_jacobian;
+        let pj = position_jacobian && hessian != Hessian::Skip;
         if eps.abs() < self.threshold {
             let s = r.small_angle();
-            let e = if exact {
-                elastic(self.k, &s, &m)
-            } else {
-                elastic_projected_generic(self.k, &s, &m)
+            let e = match hessian {
+                Hessian::Exact => elastic(self.k, &s, &m),
+                Hessian::Projected => elastic_projected_generic(self.k, &s, &m),
+                Hessian::Skip => elastic_projected(self.k, &s, &m, |_| Mat6::zeros()),
             };
             let d = damped.then(|| {
                 let d = generic_dissipation(self.k_d, &s, &m, &ydot, pj);
@@ -767,10 +777,10 @@ impl Shear {
             (scatter_eval(&e), d)
         } else {
             let s = r.scalar();
-            let e = if exact {
-                self.scalar_exact(&s, &m, eps)
-            } else {
-                self.scalar_projected(&s, eps)
+            let e = match hessian {
+                Hessian::Exact => self.scalar_exact(&s, &m, eps),
+                Hessian::Projected => self.scalar_projected(&s, eps, true),
+                Hessian::Skip => self.scalar_projected(&s, eps, false),
             };
             let d = damped.then(|| {
                 let d = generic_dissipation(self.k_d, &s, &m, &ydot, pj);

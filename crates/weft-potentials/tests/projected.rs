@@ -9,7 +9,7 @@ use nalgebra::{SMatrix, SVector, Vector3};
 use weft_potentials::element::{elastic_projected_generic, symmetric_eigen};
 use weft_potentials::shear::{Jamming, SMALL_ANGLE_THRESHOLD, Shear};
 use weft_potentials::testing::{rel_error, xorshift};
-use weft_potentials::{bending, elastic, stretch};
+use weft_potentials::{Hessian, bending, elastic, stretch};
 
 /// Smallest eigenvalue of a symmetric matrix.
 fn min_eig<const N: usize>(a: &SMatrix<f64, N, N>) -> f64 {
@@ -215,14 +215,22 @@ fn fused_bending_terms_equal_the_separate_ones_bit_for_bit() {
         let qdot = velocity::<12>(&mut rng);
         let pj = i % 4 < 2;
         let damping = Some(bending::damping_with_jacobian(k_d, &q, &qdot, th, pj));
-        for (exact, ev) in [
-            (false, bending::energy_projected(k_b, &q, th)),
-            (true, bending::energy(k_b, &q, th)),
+        for (mode, ev) in [
+            (Hessian::Projected, bending::energy_projected(k_b, &q, th)),
+            (Hessian::Exact, bending::energy(k_b, &q, th)),
         ] {
-            let fused = bending::elastic_and_dissipation(k_b, k_d, &q, &qdot, th, exact, pj);
+            let fused = bending::elastic_and_dissipation(k_b, k_d, &q, &qdot, th, mode, pj);
             assert_eq!(fused, (ev, damping));
-            let undamped = bending::elastic_and_dissipation(k_b, 0.0, &q, &qdot, th, exact, pj);
+            let undamped = bending::elastic_and_dissipation(k_b, 0.0, &q, &qdot, th, mode, pj);
             assert_eq!(undamped, (ev, None));
+            // Without the matrix: the same energy, gradient, dissipative
+            // force and potential, bit for bit.
+            let (es, ds) =
+                bending::elastic_and_dissipation(k_b, k_d, &q, &qdot, th, Hessian::Skip, pj);
+            let d = damping.as_ref().expect("damped");
+            let ds = ds.expect("damped");
+            assert_eq!((es.energy, es.gradient), (ev.energy, ev.gradient));
+            assert_eq!((ds.force(), ds.potential()), (d.force(), d.potential()));
         }
         if bending::uses_small_angle(&q, th) {
             small += 1;
@@ -255,20 +263,27 @@ fn fused_shear_terms_equal_the_separate_ones_bit_for_bit() {
         let qdot = velocity::<9>(&mut rng);
         let pj = i % 2 == 0;
         let damping = Some(damped.dissipation_with_jacobian(&q, &qdot, pj));
-        for exact in [false, true] {
-            let (ev, ev0) = if exact {
+        for mode in [Hessian::Projected, Hessian::Exact] {
+            let (ev, ev0) = if mode == Hessian::Exact {
                 (damped.elastic(&q), undamped.elastic(&q))
             } else {
                 (damped.elastic_projected(&q), undamped.elastic_projected(&q))
             };
             assert_eq!(
-                damped.elastic_and_dissipation(&q, &qdot, exact, pj),
+                damped.elastic_and_dissipation(&q, &qdot, mode, pj),
                 (ev, damping)
             );
             assert_eq!(
-                undamped.elastic_and_dissipation(&q, &qdot, exact, pj),
+                undamped.elastic_and_dissipation(&q, &qdot, mode, pj),
                 (ev0, None)
             );
+            // Without the matrix: the same energy, gradient, dissipative
+            // force and potential, bit for bit.
+            let (es, ds) = damped.elastic_and_dissipation(&q, &qdot, Hessian::Skip, pj);
+            let d = damping.as_ref().expect("damped");
+            let ds = ds.expect("damped");
+            assert_eq!((es.energy, es.gradient), (ev.energy, ev.gradient));
+            assert_eq!((ds.force(), ds.potential()), (d.force(), d.potential()));
         }
         if weft_potentials::shear::shear_angle(&q).abs() < SMALL_ANGLE_THRESHOLD {
             small += 1;

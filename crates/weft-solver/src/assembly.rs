@@ -58,8 +58,8 @@ use weft_core::{Damping, Fabric, Family, ModeCoefficients};
 use weft_potentials::hinge::Hinge;
 use weft_potentials::stvk::Stvk;
 use weft_potentials::{
-    DissipationTerms, bending, contact, elastic, elastic_projected, friction, gravity, inertia,
-    seam, shear, stretch,
+    DissipationTerms, Hessian, bending, contact, elastic, elastic_projected, friction, gravity,
+    inertia, seam, shear, stretch,
 };
 
 /// Per-material constants used by the element loops.
@@ -616,7 +616,14 @@ impl Assembler {
         let g = self.gravity;
         let threshold = self.bending_threshold;
         let exact = self.exact_hessians;
-        let dx = self.dissipation_position_jacobian;
+        let dx = self.dissipation_position_jacobian && with_matrix;
+        // Bending and shear, whose clamps are eigenproblems, skip them when
+        // no matrix is built (same energies and forces, bit for bit).
+        let mode = match (with_matrix, exact) {
+            (false, _) => Hessian::Skip,
+            (true, true) => Hessian::Exact,
+            (true, false) => Hessian::Projected,
+        };
         let drag = self.drag;
 
         // Segments: mass, inertia, stretch, contact, gravity.
@@ -769,11 +776,11 @@ impl Assembler {
                         &qe,
                         &ve,
                         threshold,
-                        exact,
+                        mode,
                         dx,
                     );
                     let rayleigh = mp.rayleigh.map(|(_, beta)| {
-                        let k_plus = if exact {
+                        let k_plus = if mode != Hessian::Projected {
                             bending::energy_projected(mp.k_b, &qe, threshold).hessian
                         } else {
                             ev.hessian
@@ -820,9 +827,9 @@ impl Assembler {
                     }
                     // One strain evaluation for the elastic and the
                     // dissipative terms.
-                    let (ev, d) = sh.elastic_and_dissipation(&qe, &ve, exact, dx);
+                    let (ev, d) = sh.elastic_and_dissipation(&qe, &ve, mode, dx);
                     let rayleigh = mp.rayleigh.map(|(_, beta)| {
-                        let k_plus = if exact {
+                        let k_plus = if mode != Hessian::Projected {
                             sh.elastic_projected(&qe).hessian
                         } else {
                             ev.hessian

@@ -384,10 +384,14 @@ pub struct StepStats {
     pub cg_iterations: usize,
     /// Final `|R|∞/h` (N).
     pub residual: f64,
-    /// Assemblies of the residual and system matrix (line-search trials
-    /// included).
+    /// Assemblies of the residual and system matrix: one at the start of
+    /// the step, one for each Newton iteration after the first, and one
+    /// more when the first matrix is found indefinite.
     pub assemblies: usize,
-    /// Wall time spent in the assemblies (s).
+    /// Assemblies of the residual alone, without the matrix: the line
+    /// search's trials (one per Newton iteration and backtracking halving).
+    pub residual_evaluations: usize,
+    /// Wall time spent in the assemblies and residual evaluations (s).
     pub assembly_seconds: f64,
     /// Wall time spent in the linear solves, preconditioner set-up
     /// included (s).
@@ -971,8 +975,8 @@ pub fn stretch_strains_into(f: &Fabric, q: &[f64], out: &mut Vec<f64>) {
 /// and `v`.
 type NewtonOutcome<V> = (StepStats, Energies, V, V);
 
-/// [`StepBackend::assemble`] with the matrix, counted and timed in `stats`;
-/// `state` is `(q_n, v_n, v)`.
+/// [`StepBackend::assemble`] with the matrix (`with_matrix`) or of the
+/// residual alone, counted and timed in `stats`; `state` is `(q_n, v_n, v)`.
 fn timed_assemble<S: StepBackend>(
     be: &mut S,
     host: &mut StepHost<'_>,
@@ -980,10 +984,15 @@ fn timed_assemble<S: StepBackend>(
     (q_n, v_n, v): (&S::Vector, &S::Vector, &S::Vector),
     h: f64,
     r: &mut S::Vector,
+    with_matrix: bool,
 ) -> Result<Energies, S::Error> {
     let start = std::time::Instant::now();
-    let e = be.assemble(host, q_n, v_n, v, h, r, true);
-    stats.assemblies += 1;
+    let e = be.assemble(host, q_n, v_n, v, h, r, with_matrix);
+    if with_matrix {
+        stats.assemblies += 1;
+    } else {
+        stats.residual_evaluations += 1;
+    }
     stats.assembly_seconds += start.elapsed().as_secs_f64();
     e
 }
@@ -1027,7 +1036,7 @@ fn newton_step<S: StepBackend>(
     };
     host.assembler.exact_hessians = true;
     let mut r = be.zeros()?;
-    let mut energies = timed_assemble(be, host, &mut stats, (q_n, v_n, &v), h, &mut r)?;
+    let mut energies = timed_assemble(be, host, &mut stats, (q_n, v_n, &v), h, &mut r, true)?;
     // Force scale: at v = v_n the residual is -h f, so |R|∞/h is the
     // largest nodal force of the step; gravity on the heaviest node is a
     // floor for scenes starting at rest and unstrained.
@@ -1090,7 +1099,7 @@ fn newton_step<S: StepBackend>(
             // Switch this step to the PSD-projected elastic Hessians and
             // solve again at the same iterate.
             host.assembler.exact_hessians = false;
-            timed_assemble(be, host, &mut stats, (q_n, v_n, &v), h, &mut r_try)?;
+            timed_assemble(be, host, &mut stats, (q_n, v_n, &v), h, &mut r_try, true)?;
             be.set_zero(&mut dv)?;
             let spare = [&mut v_try, &mut r_try];
             let (again, _) = timed_solve(be, host, &mut stats, &r, &mut dv, tolerance, spare)?;
@@ -1107,6 +1116,10 @@ fn newton_step<S: StepBackend>(
         }
         // Backtracking line search on |R|₂: the largest α = 2^-k
         // (k ≤ 12) with sufficient decrease; none found rejects the step.
+        // Trials evaluate the residual alone: most are either backtracked
+        // from or the step's last, so their matrices would go unused (the
+        // matrix is built below at the accepted iterate when another Newton
+        // iteration follows; BENCHMARKS.md 2026-11-28).
         // Within 1000x of the target and with a Newton update below 1e-6 of
         // the velocity scale, the residual is at the round-off floor of the
         // forces: a full step without decrease means stagnation, and
@@ -1117,7 +1130,8 @@ fn newton_step<S: StepBackend>(
         let mut stagnated = false;
         loop {
             be.combine(&v, -alpha, &dv, &mut v_try)?;
-            let e = timed_assemble(be, host, &mut stats, (q_n, v_n, &v_try), h, &mut r_try)?;
+            let trial = (q_n, v_n, &v_try);
+            let e = timed_assemble(be, host, &mut stats, trial, h, &mut r_try, false)?;
             let rn = be.norm2(&r_try)?;
             if rn.is_finite() && (rn <= (1.0 - 1e-4 * alpha) * rnorm || settings.one_iteration) {
                 std::mem::swap(&mut v, &mut v_try);
@@ -1156,6 +1170,12 @@ fn newton_step<S: StepBackend>(
         converged = stagnated
             || residual_inf <= settings.newton_tolerance * scale
             || update <= 1e-12 * v_scale;
+        if !converged && stats.newton_iterations < max_it {
+            // The next solve's matrix at the accepted iterate (its residual
+            // is the trial's, bit for bit: elements give the same forces
+            // with and without their Hessians).
+            energies = timed_assemble(be, host, &mut stats, (q_n, v_n, &v), h, &mut r, true)?;
+        }
     }
     stats.residual = residual_inf;
     if let Some(i) = be.first_non_finite(&v)? {
