@@ -514,8 +514,11 @@ impl<'b> DeviceSystem<'b> {
         let n_all = self.len();
         let len = n_all as i32;
         let wm = i32::from(with_matrix);
-        let flags =
-            crate::plan::jacobian_flags(self.exact_hessians, self.dissipation_position_jacobian);
+        let flags = crate::plan::jacobian_flags(
+            self.exact_hessians,
+            self.dissipation_position_jacobian,
+            with_matrix,
+        );
         let [gx, gy, gz] = self.gravity;
         // SAFETY (every launch below): argument types and order match the
         // kernel signatures in kernels/weft_assembly.cu; every buffer has the

@@ -380,8 +380,11 @@ pub fn assemble(
         }
         let vals = values.as_mut_ptr() as *mut f64;
         let wm = i32::from(with_matrix);
-        let flags =
-            crate::plan::jacobian_flags(plan.exact_hessians, plan.dissipation_position_jacobian);
+        let flags = crate::plan::jacobian_flags(
+            plan.exact_hessians,
+            plan.dissipation_position_jacobian,
+            with_matrix,
+        );
         let mut en = [0.0f64; 4];
         let nseg = plan.seg_slot.len();
         let mut seg_strain = vec![0.0; nseg];

@@ -241,9 +241,15 @@ pub struct AssemblyPlan {
 }
 
 /// The kernels' `jacobian_flags` argument (`kernels/weft_assembly.cu`):
-/// bit 0 `exact_hessians`, bit 1 `dissipation_position_jacobian`.
-pub fn jacobian_flags(exact_hessians: bool, dissipation_position_jacobian: bool) -> i32 {
-    i32::from(exact_hessians) | i32::from(dissipation_position_jacobian) << 1
+/// bit 0 `exact_hessians`, bit 1 `dissipation_position_jacobian`, which an
+/// assembly without the matrix leaves out (as the CPU assembler does: the
+/// forces do not depend on it, its clamps are eigenproblems).
+pub fn jacobian_flags(
+    exact_hessians: bool,
+    dissipation_position_jacobian: bool,
+    with_matrix: bool,
+) -> i32 {
+    i32::from(exact_hessians) | i32::from(dissipation_position_jacobian && with_matrix) << 1
 }
 
 fn u32_of(x: usize, what: &'static str) -> Result<u32, PlanError> {

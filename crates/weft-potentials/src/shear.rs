@@ -252,35 +252,42 @@ impl Reduced {
         self.s2.sqrt().atan2(self.c) - FRAC_PI_2
     }
 
-    /// Scalar strain w.r.t. the reduced variables `(e_a, e_b)`.
-    fn scalar(&self) -> Strain<1, 6> {
+    /// Value and gradient of the scalar strain w.r.t. `(e_a, e_b)`, with
+    /// `S` and `∇S` (the first-order part of [`Reduced::scalar`]).
+    fn scalar_first_order(&self) -> (f64, Vec6, f64, Vec6) {
         let s = self.s2.sqrt();
         let c = self.c;
         let rho = self.s2 + c * c;
         let ds = self.ds2 / (2.0 * s);
-        let hs = (self.hs2() * 0.5 - ds * ds.transpose()) / s;
         let g = (ds * c - self.dc * s) / rho;
+        (s.atan2(c) - FRAC_PI_2, g, s, ds)
+    }
+
+    /// Scalar strain w.r.t. the reduced variables `(e_a, e_b)`.
+    fn scalar(&self) -> Strain<1, 6> {
+        let (value, g, s, ds) = self.scalar_first_order();
+        let c = self.c;
+        let rho = self.s2 + c * c;
+        let hs = (self.hs2() * 0.5 - ds * ds.transpose()) / s;
         let a = self.dc * ds.transpose();
         let h = (hs * c - Self::hc() * s + (a + a.transpose()) * ((self.s2 - c * c) / rho)
             - (ds * ds.transpose() - self.dc * self.dc.transpose()) * (2.0 * c * s / rho))
             / rho;
         Strain {
-            value: SVector::from([s.atan2(c) - FRAC_PI_2]),
+            value: SVector::from([value]),
             jacobian: g.transpose(),
             hessians: [h],
         }
     }
 
-    /// Small-angle vector strain w.r.t. the reduced variables `(e_a, e_b)`.
-    fn small_angle(&self) -> Strain<3, 6> {
+    /// Value (3) and Jacobian (3 x 6) of the small-angle vector strain
+    /// w.r.t. `(e_a, e_b)`, with `f = c/S²`, `∇f` and `∂n/∂y` (the
+    /// first-order part of [`Reduced::small_angle`]).
+    fn small_angle_first_order(&self) -> SmallAngleFirstOrder {
         let (c, s2) = (self.c, self.s2);
         let f = c / s2;
         let s4 = s2 * s2;
         let df = self.dc / s2 - self.ds2 * (c / s4);
-        let hf = Self::hc() / s2
-            - (self.dc * self.ds2.transpose() + self.ds2 * self.dc.transpose()) / s4
-            - self.hs2() * (c / s4)
-            + self.ds2 * self.ds2.transpose() * (2.0 * c / (s4 * s2));
         // ∂n/∂y = [-[e_b]×, [e_a]×], shape 3x6.
         let mut jn = SMatrix::<f64, 3, 6>::zeros();
         jn.fixed_view_mut::<3, 3>(0, 0)
@@ -288,6 +295,30 @@ impl Reduced {
         jn.fixed_view_mut::<3, 3>(0, 3)
             .copy_from(&self.ea.cross_matrix());
         let jacobian = jn * f + self.n * df.transpose();
+        SmallAngleFirstOrder {
+            value: self.n * f,
+            jacobian,
+            f,
+            df,
+            jn,
+        }
+    }
+
+    /// Small-angle vector strain w.r.t. the reduced variables `(e_a, e_b)`.
+    fn small_angle(&self) -> Strain<3, 6> {
+        let (c, s2) = (self.c, self.s2);
+        let s4 = s2 * s2;
+        let SmallAngleFirstOrder {
+            value,
+            jacobian,
+            f,
+            df,
+            jn,
+        } = self.small_angle_first_order();
+        let hf = Self::hc() / s2
+            - (self.dc * self.ds2.transpose() + self.ds2 * self.dc.transpose()) / s4
+            - self.hs2() * (c / s4)
+            + self.ds2 * self.ds2.transpose() * (2.0 * c / (s4 * s2));
         let mut hessians = [Mat6::zeros(); 3];
         for (i, h) in hessians.iter_mut().enumerate() {
             let jni: Vec6 = jn.row(i).transpose();
@@ -304,11 +335,24 @@ impl Reduced {
             }
         }
         Strain {
-            value: self.n * f,
+            value,
             jacobian,
             hessians,
         }
     }
+}
+
+/// The first-order part of the small-angle vector strain
+/// ([`Reduced::small_angle_first_order`]).
+struct SmallAngleFirstOrder {
+    value: Vector3<f64>,
+    jacobian: SMatrix<f64, 3, 6>,
+    /// `f = c/S²`.
+    f: f64,
+    /// `∇f`, shape 6.
+    df: Vec6,
+    /// `∂n/∂y`, shape 3 x 6.
+    jn: SMatrix<f64, 3, 6>,
 }
 
 /// Scalar shear strain `ε = φ - π/2` with its exact Jacobian (1x9) and Hessian
@@ -763,8 +807,19 @@ impl Shear {
         let damped = self.k_d > 0.0;
         let ydot = reduce(qdot);
         let pj = position_jacobian && hessian != Hessian::Skip;
+        // Without a matrix the strain Hessians are not needed (zero here).
+        let skip = hessian == Hessian::Skip;
         if eps.abs() < self.threshold {
-            let s = r.small_angle();
+            let s = if skip {
+                let fo = r.small_angle_first_order();
+                Strain {
+                    value: fo.value,
+                    jacobian: fo.jacobian,
+                    hessians: [Mat6::zeros(); 3],
+                }
+            } else {
+                r.small_angle()
+            };
             let e = match hessian {
                 Hessian::Exact => elastic(self.k, &s, &m),
                 Hessian::Projected => elastic_projected_generic(self.k, &s, &m),
@@ -776,7 +831,16 @@ impl Shear {
             });
             (scatter_eval(&e), d)
         } else {
-            let s = r.scalar();
+            let s = if skip {
+                let (value, g, _, _) = r.scalar_first_order();
+                Strain {
+                    value: SVector::from([value]),
+                    jacobian: g.transpose(),
+                    hessians: [Mat6::zeros()],
+                }
+            } else {
+                r.scalar()
+            };
             let e = match hessian {
                 Hessian::Exact => self.scalar_exact(&s, &m, eps),
                 Hessian::Projected => self.scalar_projected(&s, eps, true),

@@ -788,7 +788,7 @@ impl Assembler {
                         (beta, k_plus)
                     });
                     let damping = d.as_ref().map(|d| d.terms());
-                    let (fe, ae, en) = local_terms(&ev, damping, rayleigh, &ve, h);
+                    let (fe, ae, en) = local_terms(&ev, damping, rayleigh, &ve, h, with_matrix);
                     let re = -fe * h;
                     // SAFETY: colouring, as above.
                     unsafe {
@@ -837,7 +837,7 @@ impl Assembler {
                         (beta, k_plus)
                     });
                     let damping = d.as_ref().map(|d| d.terms());
-                    let (fe, ae, en) = local_terms(&ev, damping, rayleigh, &ve, h);
+                    let (fe, ae, en) = local_terms(&ev, damping, rayleigh, &ve, h, with_matrix);
                     let re = -fe * h;
                     // SAFETY: colouring, as above.
                     unsafe {
@@ -884,7 +884,7 @@ impl Assembler {
                         position_jacobian: if dx { &d.position_jacobian } else { &zero },
                         ..d.terms()
                     });
-                    let (fe, ae, en) = local_terms(&ev, damping, rayleigh, &ve, h);
+                    let (fe, ae, en) = local_terms(&ev, damping, rayleigh, &ve, h, with_matrix);
                     let re = -fe * h;
                     // SAFETY: colouring, as above.
                     unsafe {
@@ -929,7 +929,7 @@ impl Assembler {
                         position_jacobian: if dx { &d.position_jacobian } else { &zero },
                         ..d.terms()
                     });
-                    let (fe, ae, en) = local_terms(&ev, damping, None, &ve, h);
+                    let (fe, ae, en) = local_terms(&ev, damping, None, &ve, h, with_matrix);
                     let re = -fe * h;
                     // SAFETY: colouring, as above.
                     unsafe {
@@ -1330,29 +1330,39 @@ fn shear_params(mp: &MaterialParams, spacing: f64) -> shear::Shear {
 /// projection `K⁺` of the element's stiffness (only β acts per element:
 /// the force is `-β K⁺ q̇`, its matrix term `h β K⁺`; with the exact `K`, a
 /// compressed or buckled element, whose `K` has negative eigenvalues, would
-/// gain energy from its damping), at velocity `ve`, step `h`.
+/// gain energy from its damping), at velocity `ve`, step `h`. Without
+/// `with_matrix` the block is zero (the force and energies are the same).
 fn local_terms<const N: usize>(
     ev: &weft_potentials::ElementEval<N>,
     damping: Option<DissipationTerms<'_, N>>,
     rayleigh: Option<(f64, SMatrix<f64, N, N>)>,
     ve: &SVector<f64, N>,
     h: f64,
+    with_matrix: bool,
 ) -> (SVector<f64, N>, SMatrix<f64, N, N>, Energies) {
     let mut en = Energies {
         elastic: ev.energy,
         ..Energies::default()
     };
     let mut fe = -ev.gradient;
-    let mut ae = ev.hessian * (h * h);
+    let mut ae = if with_matrix {
+        ev.hessian * (h * h)
+    } else {
+        SMatrix::zeros()
+    };
     if let Some(d) = damping {
         fe += d.force;
-        ae -= d.velocity_jacobian * h + d.position_jacobian * (h * h);
+        if with_matrix {
+            ae -= d.velocity_jacobian * h + d.position_jacobian * (h * h);
+        }
         en.dissipation_power += 2.0 * d.potential;
     }
     if let Some((beta, k_plus)) = rayleigh {
         let fd = k_plus * ve * beta;
         fe -= fd;
-        ae += k_plus * (beta * h);
+        if with_matrix {
+            ae += k_plus * (beta * h);
+        }
         en.dissipation_power += ve.dot(&fd);
     }
     (fe, ae, en)
