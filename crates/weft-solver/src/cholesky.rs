@@ -413,6 +413,16 @@ mod tests {
                 "the 40x40 tree splits for {workers} workers"
             );
             let x0: Vec<f64> = fwd.iter().map(|&f| r[f]).collect();
+            // A factor this small runs its groups on the calling thread,
+            // with the parallel solve's arithmetic: the same bits.
+            assert!(!schedule.is_parallel());
+            if workers > 1 {
+                let (mut a, mut b) = (x0.clone(), x0.clone());
+                schedule.solve(&sn, &mut a, &mut SolveScratch::default());
+                let pooled = schedule.clone().with_parallel(true);
+                pooled.solve(&sn, &mut b, &mut SolveScratch::default());
+                assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()));
+            }
             // Twice with one scratch: the second call reuses its vectors.
             let mut scratch = SolveScratch::default();
             for round in 0..2 {

@@ -133,6 +133,16 @@ pub(crate) struct SolveScratch {
     tmp: Vec<Vec<f64>>,
 }
 
+/// Factors with fewer values than this (16 MB) run their worker groups one
+/// after the other on the calling thread: the hand-off to the pool costs
+/// more than the stream it splits. The arithmetic, and so every bit of the
+/// result, is that of the parallel solve. Measured on the 2-core Xeon
+/// (BENCHMARKS.md, 2026-11-28; fully sequential solves): one bench step's
+/// solves of a 400-node patch (3.2 x 10^5 values) 5.5 ms on one thread
+/// against 11 ms on two, 1,024 nodes (1.1 x 10^6) 33 against 44 ms, 2,500
+/// nodes (3.4 x 10^6) 89 against 70 ms.
+pub(crate) const PARALLEL_SOLVE_MIN_VALUES: usize = 1 << 21;
+
 /// The split of the supernodal elimination tree into worker groups of whole
 /// subtrees and a sequential top (see the module docs).
 #[derive(Clone, Debug, Default)]
@@ -145,6 +155,9 @@ pub(crate) struct SolveSchedule {
     top: Vec<usize>,
     /// Columns owned by the top.
     top_columns: Vec<usize>,
+    /// Whether the groups run on the thread pool (factors of at least
+    /// [`PARALLEL_SOLVE_MIN_VALUES`] values) or one after the other.
+    parallel: bool,
 }
 
 impl SolveSchedule {
@@ -179,6 +192,7 @@ impl SolveSchedule {
             group_columns: vec![(0..n).collect()],
             top: Vec::new(),
             top_columns: Vec::new(),
+            parallel: false,
         };
         if workers < 2 || ns == 0 {
             return sequential;
@@ -264,6 +278,27 @@ impl SolveSchedule {
             group_columns,
             top,
             top_columns,
+            parallel: total >= PARALLEL_SOLVE_MIN_VALUES as f64,
+        }
+    }
+
+    /// `work(copy, tmp, supernodes)` for every worker group, on the pool
+    /// when `parallel`, else one after the other (the groups write only
+    /// their own vectors, so the results are the same).
+    fn for_each_group(
+        &self,
+        copies: &mut [Vec<f64>],
+        tmp: &mut [Vec<f64>],
+        work: impl Fn(&mut Vec<f64>, &mut Vec<f64>, &Vec<usize>) + Sync + Send,
+    ) {
+        if self.parallel {
+            (copies.par_iter_mut(), tmp.par_iter_mut(), &self.groups)
+                .into_par_iter()
+                .for_each(|(c, t, g)| work(c, t, g));
+        } else {
+            for ((c, t), g) in copies.iter_mut().zip(tmp.iter_mut()).zip(&self.groups) {
+                work(c, t, g);
+            }
         }
     }
 
@@ -287,18 +322,16 @@ impl SolveSchedule {
         // at zero, so that they collect only the group's updates of them.
         let xr: &[f64] = x;
         let top_columns = &self.top_columns;
-        (copies.par_iter_mut(), tmp.par_iter_mut(), &self.groups)
-            .into_par_iter()
-            .for_each(|(c, t, g)| {
-                c.clear();
-                c.extend_from_slice(xr);
-                for &j in top_columns {
-                    c[j] = 0.0;
-                }
-                for &s in g {
-                    sn.forward(s, c, t);
-                }
-            });
+        self.for_each_group(copies, tmp, |c, t, g| {
+            c.clear();
+            c.extend_from_slice(xr);
+            for &j in top_columns {
+                c[j] = 0.0;
+            }
+            for &s in g {
+                sn.forward(s, c, t);
+            }
+        });
         for (c, cols) in copies.iter().zip(&self.group_columns) {
             for &j in cols {
                 x[j] = c[j];
@@ -315,15 +348,13 @@ impl SolveSchedule {
             sn.backward(s, x, &mut tmp[0]);
         }
         let xr: &[f64] = x;
-        (copies.par_iter_mut(), tmp.par_iter_mut(), &self.groups)
-            .into_par_iter()
-            .for_each(|(c, t, g)| {
-                c.clear();
-                c.extend_from_slice(xr);
-                for &s in g.iter().rev() {
-                    sn.backward(s, c, t);
-                }
-            });
+        self.for_each_group(copies, tmp, |c, t, g| {
+            c.clear();
+            c.extend_from_slice(xr);
+            for &s in g.iter().rev() {
+                sn.backward(s, c, t);
+            }
+        });
         for (c, cols) in copies.iter().zip(&self.group_columns) {
             for &j in cols {
                 x[j] = c[j];
@@ -335,5 +366,18 @@ impl SolveSchedule {
     #[cfg(test)]
     pub(crate) fn groups(&self) -> usize {
         self.groups.len()
+    }
+
+    /// Whether the groups run on the thread pool (tests).
+    #[cfg(test)]
+    pub(crate) fn is_parallel(&self) -> bool {
+        self.parallel
+    }
+
+    /// The same schedule with its groups on the pool or not (tests).
+    #[cfg(test)]
+    pub(crate) fn with_parallel(mut self, parallel: bool) -> Self {
+        self.parallel = parallel;
+        self
     }
 }
