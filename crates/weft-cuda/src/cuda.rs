@@ -509,6 +509,15 @@ impl<'b> DeviceSystem<'b> {
     /// # Errors
     /// [`CudaError::Driver`] when a launch or copy fails.
     pub fn assemble_energies(&mut self, h: f64, with_matrix: bool) -> Result<Energies, CudaError> {
+        self.launch_assembly(h, with_matrix)?;
+        let en = self.backend.stream.clone_dtoh(&self.energies)?;
+        Ok(energies_from(&en))
+    }
+
+    /// The launch sequence of [`DeviceSystem::assemble`] (residual,
+    /// energies and, with `with_matrix`, the matrix into the system's
+    /// buffers), nothing read back.
+    fn launch_assembly(&mut self, h: f64, with_matrix: bool) -> Result<(), CudaError> {
         let b = self.backend;
         let s = &b.stream;
         let n_all = self.len();
@@ -759,8 +768,7 @@ impl<'b> DeviceSystem<'b> {
                 .arg(&mut self.energies)
                 .launch(grid(self.nodes))?;
         }
-        let en = s.clone_dtoh(&self.energies)?;
-        Ok(energies_from(&en))
+        Ok(())
     }
 
     fn strain_peak(&mut self) -> Result<StrainPeak, CudaError> {
@@ -1354,6 +1362,28 @@ impl DeviceSystem<'_> {
     ) -> Result<Energies, CudaError> {
         self.backend.stream.memcpy_dtod(v, &mut self.v)?;
         let e = self.assemble_energies(h, with_matrix)?;
+        self.mask_residual_into(r)?;
+        Ok(e)
+    }
+
+    /// The system matrix at the iterate `v` (copied into the system's `v`
+    /// buffer) without reading the energies back; the masked residual is
+    /// swapped into `scratch` (the Newton loop has it already: see
+    /// [`weft_solver::StepBackend::assemble_matrix`]).
+    pub(crate) fn assemble_matrix_into(
+        &mut self,
+        v: &CudaSlice<f64>,
+        h: f64,
+        scratch: &mut CudaSlice<f64>,
+    ) -> Result<(), CudaError> {
+        self.backend.stream.memcpy_dtod(v, &mut self.v)?;
+        self.launch_assembly(h, true)?;
+        self.mask_residual_into(scratch)
+    }
+
+    /// Zeroes the fixed DOFs of the system's residual and swaps it into `r`
+    /// (no copy).
+    fn mask_residual_into(&mut self, r: &mut CudaSlice<f64>) -> Result<(), CudaError> {
         let bk = self.backend;
         let li = self.len() as i32;
         let cfg = grid(self.len());
@@ -1367,7 +1397,7 @@ impl DeviceSystem<'_> {
                 .launch(cfg)?;
         }
         std::mem::swap(&mut self.residual, r);
-        Ok(e)
+        Ok(())
     }
 
     /// Solves `A dv = rhs` with block-Jacobi PCG on the device from

@@ -242,6 +242,18 @@ pub struct CudaStep<'b> {
     pub(crate) peak_used: usize,
 }
 
+impl CudaStep<'_> {
+    /// Copies the assembler's per-call settings (Hessian mode, dissipation
+    /// position Jacobian, drag, tie stiffness and damping) into the system.
+    fn sync_assembler(&mut self, host: &StepHost<'_>) {
+        self.sys.exact_hessians = host.assembler.exact_hessians;
+        self.sys.dissipation_position_jacobian = host.assembler.dissipation_position_jacobian;
+        self.sys.drag = host.assembler.drag;
+        self.sys.tie_stiffness = host.assembler.tie_stiffness;
+        self.sys.tie_damping = host.assembler.tie_damping;
+    }
+}
+
 impl StepBackend for CudaStep<'_> {
     type Vector = CudaSlice<f64>;
     type Error = CudaError;
@@ -291,12 +303,21 @@ impl StepBackend for CudaStep<'_> {
         with_matrix: bool,
     ) -> Result<Energies, CudaError> {
         // q_n and v_n were loaded into the system by begin_step.
-        self.sys.exact_hessians = host.assembler.exact_hessians;
-        self.sys.dissipation_position_jacobian = host.assembler.dissipation_position_jacobian;
-        self.sys.drag = host.assembler.drag;
-        self.sys.tie_stiffness = host.assembler.tie_stiffness;
-        self.sys.tie_damping = host.assembler.tie_damping;
+        self.sync_assembler(host);
         self.sys.assemble_into(v, h, r, with_matrix)
+    }
+
+    fn assemble_matrix(
+        &mut self,
+        host: &mut StepHost<'_>,
+        _q_n: &CudaSlice<f64>,
+        _v_n: &CudaSlice<f64>,
+        v: &CudaSlice<f64>,
+        h: f64,
+        scratch: &mut CudaSlice<f64>,
+    ) -> Result<(), CudaError> {
+        self.sync_assembler(host);
+        self.sys.assemble_matrix_into(v, h, scratch)
     }
 
     fn solve(
@@ -567,6 +588,38 @@ impl EmulatedStep {
     pub fn strain_reference(&self) -> &[f64] {
         &self.strain_ref
     }
+
+    /// The device assembly's launch sequence ([`emulate::assemble`]) at
+    /// `state = (q_n, v_n, v)` with the assembler's per-call settings; the
+    /// masked residual into `r`. Counts no download.
+    fn assemble_on_device(
+        &mut self,
+        host: &StepHost<'_>,
+        (q_n, v_n, v): (&[f64], &[f64], &[f64]),
+        h: f64,
+        r: &mut [f64],
+        with_matrix: bool,
+    ) -> Result<Energies, HostError> {
+        self.plan.exact_hessians = host.assembler.exact_hessians;
+        self.plan.dissipation_position_jacobian = host.assembler.dissipation_position_jacobian;
+        self.plan.drag = host.assembler.drag;
+        self.plan.tie_stiffness = host.assembler.tie_stiffness;
+        self.plan.tie_damping = host.assembler.tie_damping;
+        let (e, _) = emulate::assemble(
+            &self.plan,
+            &self.colliders,
+            q_n,
+            v_n,
+            v,
+            h,
+            &self.anchors,
+            r,
+            &mut self.values,
+            with_matrix,
+        )?;
+        r.iter_mut().zip(&self.plan.free).for_each(|(r, f)| *r *= f);
+        Ok(e)
+    }
 }
 
 impl StepBackend for EmulatedStep {
@@ -614,27 +667,24 @@ impl StepBackend for EmulatedStep {
         r: &mut Vec<f64>,
         with_matrix: bool,
     ) -> Result<Energies, HostError> {
-        self.plan.exact_hessians = host.assembler.exact_hessians;
-        self.plan.dissipation_position_jacobian = host.assembler.dissipation_position_jacobian;
-        self.plan.drag = host.assembler.drag;
-        self.plan.tie_stiffness = host.assembler.tie_stiffness;
-        self.plan.tie_damping = host.assembler.tie_damping;
-        let (e, _) = emulate::assemble(
-            &self.plan,
-            &self.colliders,
-            q_n,
-            v_n,
-            v,
-            h,
-            &self.anchors,
-            r,
-            &mut self.values,
-            with_matrix,
-        )?;
-        r.iter_mut().zip(&self.plan.free).for_each(|(r, f)| *r *= f);
+        let e = self.assemble_on_device(host, (q_n, v_n, v), h, r, with_matrix)?;
         // The 4 energies.
         self.downloads.read(32);
         Ok(e)
+    }
+
+    fn assemble_matrix(
+        &mut self,
+        host: &mut StepHost<'_>,
+        q_n: &Vec<f64>,
+        v_n: &Vec<f64>,
+        v: &Vec<f64>,
+        h: f64,
+        scratch: &mut Vec<f64>,
+    ) -> Result<(), HostError> {
+        // The device reads nothing back here.
+        self.assemble_on_device(host, (q_n, v_n, v), h, scratch, true)
+            .map(|_| ())
     }
 
     fn solve(

@@ -164,6 +164,31 @@ pub trait StepBackend {
         with_matrix: bool,
     ) -> Result<Energies, Self::Error>;
 
+    /// Assembles the system matrix at the iterate `v`, whose residual and
+    /// energies the Newton loop already has from an [`StepBackend::assemble`]
+    /// without the matrix (an accepted line-search trial: elements give the
+    /// same forces with and without their Hessians, bit for bit). `scratch`
+    /// (length `5 n`) may receive that residual again; its contents on
+    /// return are unspecified. The default calls [`StepBackend::assemble`]
+    /// with the matrix into `scratch`; a device backend overrides it to skip
+    /// reading the energies back.
+    ///
+    /// # Errors
+    /// A backend failure.
+    #[allow(clippy::too_many_arguments)]
+    fn assemble_matrix(
+        &mut self,
+        host: &mut StepHost<'_>,
+        q_n: &Self::Vector,
+        v_n: &Self::Vector,
+        v: &Self::Vector,
+        h: f64,
+        scratch: &mut Self::Vector,
+    ) -> Result<(), Self::Error> {
+        self.assemble(host, q_n, v_n, v, h, scratch, true)
+            .map(|_| ())
+    }
+
     /// Solves `A dv = rhs` with the last assembled matrix by PCG to
     /// `tolerance`, from `dv` (zero). A backend may ignore
     /// [`PcgTolerance::absolute_inf`] (the CUDA backends do: their device
