@@ -38,7 +38,8 @@
 //! and checked against finite differences in tests/hinge.rs.
 
 use crate::element::{
-    Dissipation, ElementEval, Measure, Strain, dissipation, elastic, elastic_projected_generic,
+    Dissipation, ElementEval, Hessian, Measure, Strain, dissipation, dissipation_with_jacobian,
+    elastic, elastic_projected, elastic_projected_generic,
 };
 use nalgebra::{SMatrix, SVector, Vector3};
 
@@ -352,5 +353,33 @@ impl Hinge {
     /// position Jacobian (N/m) of [`crate::dissipation`] [SBO18 eq. 9, §3.4].
     pub fn dissipation(&self, k_d: f64, q: &Vec12, qdot: &Vec12) -> Dissipation<1, DOFS> {
         dissipation(k_d, &self.strain(q), &Measure::constant(self.measure), qdot)
+    }
+
+    /// [`Hinge::elastic`] ([`Hessian::Exact`]) or [`Hinge::elastic_projected`]
+    /// ([`Hessian::Projected`]) and, for `k_d > 0`, [`Hinge::dissipation`]
+    /// from one angle evaluation, as the assembler needs both per hinge and
+    /// Newton iteration; without `position_jacobian` the dissipation's
+    /// position Jacobian is left zero (its 12x12 eigenproblem skipped).
+    /// [`Hessian::Skip`] skips both eigenproblems: the same energy,
+    /// gradient, dissipative force and potential, bit for bit, with Hessian
+    /// and Jacobians not to be used. Units as in the parts.
+    pub fn elastic_and_dissipation(
+        &self,
+        k_d: f64,
+        q: &Vec12,
+        qdot: &Vec12,
+        hessian: Hessian,
+        position_jacobian: bool,
+    ) -> (ElementEval<DOFS>, Option<Dissipation<1, DOFS>>) {
+        let s = self.strain(q);
+        let m = Measure::constant(self.measure);
+        let ev = match hessian {
+            Hessian::Exact => elastic(self.rigidity, &s, &m),
+            Hessian::Projected => elastic_projected_generic(self.rigidity, &s, &m),
+            Hessian::Skip => elastic_projected(self.rigidity, &s, &m, |_| Mat12::zeros()),
+        };
+        let pj = position_jacobian && hessian != Hessian::Skip;
+        let d = (k_d > 0.0).then(|| dissipation_with_jacobian(k_d, &s, &m, qdot, pj));
+        (ev, d)
     }
 }

@@ -29,12 +29,19 @@
 //! N·s/m; energies in J, forces in N. SBO18's shirts use `λ_d = 30, μ_d = 20`
 //! (medium) and `λ_d = 1.5, μ_d = 1` (low damping) [SBO18 §6].
 
-use crate::elastic_projected_generic;
-use crate::element::{Dissipation, ElementEval, Measure, Strain, dissipation, elastic};
+use crate::element::{
+    Dissipation, ElementEval, Hessian, Measure, Strain, dissipation, dissipation_first_order,
+    dissipation_with_jacobian, elastic, elastic_projected_first_order, elastic_projected_generic,
+};
 use nalgebra::{Matrix2, Matrix3, SMatrix, SVector, Vector2, Vector3};
 
 /// Degrees of freedom of a triangle: three nodes' positions.
 pub const DOFS: usize = 9;
+
+/// The components `(a, b, w)` of the strain vector `ε_c = w E_ab`:
+/// `(E₀₀, E₁₁, √2 E₀₁)` (module docs).
+const GREEN_COMPONENTS: [(usize, usize, f64); 3] =
+    [(0, 0, 1.0), (1, 1, 1.0), (0, 1, std::f64::consts::SQRT_2)];
 
 /// The rest shape of a triangle in its flat 2D rest frame: the constant
 /// vectors `bᵢ` of `F = Σᵢ xᵢ bᵢᵀ` (1/m) and the rest area. Shared by the
@@ -144,24 +151,10 @@ impl Stvk {
     /// Green strain `ε = (E₀₀, E₁₁, √2 E₀₁)` (dimensionless) with its
     /// Jacobian (3x9) and constant Hessians (9x9 each), see the module docs.
     pub fn green_strain(&self, q: &SVector<f64, DOFS>) -> Strain<3, DOFS> {
-        let f = self.deformation_gradient(q);
-        let cols = [f.column(0).into_owned(), f.column(1).into_owned()];
-        let comps = [
-            (0usize, 0usize, 1.0),
-            (1, 1, 1.0),
-            (0, 1, std::f64::consts::SQRT_2),
-        ];
-        let mut value = SVector::<f64, 3>::zeros();
-        let mut jacobian = SMatrix::<f64, 3, DOFS>::zeros();
+        let (value, jacobian) = self.green_strain_first_order(q);
         let mut hessians = [SMatrix::<f64, DOFS, DOFS>::zeros(); 3];
-        for (c, &(a, bb, w)) in comps.iter().enumerate() {
-            let delta = if a == bb { 1.0 } else { 0.0 };
-            value[c] = w * 0.5 * (cols[a].dot(&cols[bb]) - delta);
+        for (c, &(a, bb, w)) in GREEN_COMPONENTS.iter().enumerate() {
             for k in 0..3 {
-                let g = (cols[bb] * self.rest.b[k][a] + cols[a] * self.rest.b[k][bb]) * (0.5 * w);
-                for d in 0..3 {
-                    jacobian[(c, 3 * k + d)] = g[d];
-                }
                 for l in 0..3 {
                     let s = 0.5
                         * w
@@ -178,6 +171,30 @@ impl Stvk {
             jacobian,
             hessians,
         }
+    }
+
+    /// The value (shape 3) and Jacobian (3x9) of [`Stvk::green_strain`]
+    /// without its constant Hessians: the same numbers, bit for bit, for
+    /// evaluations that build no Newton matrix ([`Hessian::Skip`]).
+    fn green_strain_first_order(
+        &self,
+        q: &SVector<f64, DOFS>,
+    ) -> (SVector<f64, 3>, SMatrix<f64, 3, DOFS>) {
+        let f = self.deformation_gradient(q);
+        let cols = [f.column(0).into_owned(), f.column(1).into_owned()];
+        let mut value = SVector::<f64, 3>::zeros();
+        let mut jacobian = SMatrix::<f64, 3, DOFS>::zeros();
+        for (c, &(a, bb, w)) in GREEN_COMPONENTS.iter().enumerate() {
+            let delta = if a == bb { 1.0 } else { 0.0 };
+            value[c] = w * 0.5 * (cols[a].dot(&cols[bb]) - delta);
+            for k in 0..3 {
+                let g = (cols[bb] * self.rest.b[k][a] + cols[a] * self.rest.b[k][bb]) * (0.5 * w);
+                for d in 0..3 {
+                    jacobian[(c, 3 * k + d)] = g[d];
+                }
+            }
+        }
+        (value, jacobian)
     }
 
     /// `M ε` as a strain: value `M ε`, Jacobian `M ∇ε`, Hessians
@@ -231,27 +248,50 @@ impl Stvk {
         ))
     }
 
-    /// [`Stvk::elastic_projected`] (or [`Stvk::elastic`] when `exact`) and
-    /// [`Stvk::dissipation`] from one Green-strain evaluation, as the
-    /// assembler needs both per triangle and Newton iteration.
+    /// [`Stvk::elastic`] ([`Hessian::Exact`]) or [`Stvk::elastic_projected`]
+    /// ([`Hessian::Projected`]) and [`Stvk::dissipation`] from one
+    /// Green-strain evaluation, as the assembler needs both per triangle and
+    /// Newton iteration; without `position_jacobian` the dissipation's
+    /// position Jacobian is left zero (its 9x9 eigenproblem skipped).
+    /// [`Hessian::Skip`] builds neither the strain
+    /// Hessians nor the two 9x9 eigenproblems (elastic clamp, dissipation
+    /// position Jacobian): the same energy, gradient, dissipative force and
+    /// potential, bit for bit, with Hessian and Jacobians not to be used.
     pub fn elastic_and_dissipation(
         &self,
         q: &SVector<f64, DOFS>,
         qdot: &SVector<f64, DOFS>,
-        exact: bool,
+        hessian: Hessian,
+        position_jacobian: bool,
     ) -> (ElementEval<DOFS>, Option<Dissipation<3, DOFS>>) {
-        let e = self.green_strain(q);
         let area = Measure::constant(self.rest.area);
+        if hessian == Hessian::Skip {
+            let (value, jacobian) = self.green_strain_first_order(q);
+            let ev = elastic_projected_first_order(
+                1.0,
+                &(self.lt * value),
+                &(self.lt * jacobian),
+                &area,
+                |_| SMatrix::zeros(),
+            );
+            let d = self.lt_d.as_ref().map(|lt_d| {
+                dissipation_first_order(1.0, &(lt_d * jacobian), &area, qdot, false, |_| {
+                    SMatrix::zeros()
+                })
+            });
+            return (ev, d);
+        }
+        let e = self.green_strain(q);
         let s = Self::weighted(&self.lt, &e);
-        let ev = if exact {
+        let ev = if hessian == Hessian::Exact {
             elastic(1.0, &s, &area)
         } else {
             elastic_projected_generic(1.0, &s, &area)
         };
-        let d = self
-            .lt_d
-            .as_ref()
-            .map(|lt_d| dissipation(1.0, &Self::weighted(lt_d, &e), &area, qdot));
+        let d = self.lt_d.as_ref().map(|lt_d| {
+            let s_d = Self::weighted(lt_d, &e);
+            dissipation_with_jacobian(1.0, &s_d, &area, qdot, position_jacobian)
+        });
         (ev, d)
     }
 }

@@ -293,3 +293,93 @@ fn fused_shear_terms_equal_the_separate_ones_bit_for_bit() {
     }
     assert!(small > 50 && large > 50, "small {small}, large {large}");
 }
+
+/// The same for the StVK membrane triangle (`Stvk::elastic_and_dissipation`
+/// against `elastic`, `elastic_projected` and `dissipation`) and the
+/// discrete-shell hinge (`Hinge::elastic_and_dissipation` against its
+/// parts), on stretched, compressed and sheared triangles and folded
+/// hinges: every mode gives the separate functions' energy, gradient,
+/// dissipative force and potential bit for bit; `Exact` and `Projected`
+/// also their Hessians and velocity Jacobians, and the position Jacobian
+/// when asked for (zero when not).
+#[test]
+fn fused_triangle_and_hinge_terms_equal_the_separate_ones_bit_for_bit() {
+    use weft_potentials::hinge::Hinge;
+    use weft_potentials::stvk::{Stvk, isotropic};
+    let mut rng = xorshift(0x7e1a_b0b5);
+    let rest = [[0.0, 0.0], [0.01, 0.0], [0.002, 0.008]];
+    let tri = Stvk::new(rest, &isotropic(300.0, 500.0), &isotropic(30.0, 20.0)).expect("valid");
+    let hinge_rest = [
+        [0.0, 0.0, 0.0],
+        [0.01, 0.0, 0.0],
+        [0.004, 0.008, 0.0],
+        [0.006, -0.009, 0.0],
+    ];
+    let hinge = Hinge::new(hinge_rest, 1e-5).expect("valid");
+    let zero9 = SMatrix::<f64, 9, 9>::zeros();
+    let zero12 = SMatrix::<f64, 12, 12>::zeros();
+    let mut compressed = 0;
+    for i in 0..200 {
+        let pj = i % 2 == 0;
+        // A triangle deformed by up to ±40 % per axis, turned and moved.
+        let a = SMatrix::<f64, 3, 3>::identity() + SMatrix::from_fn(|_, _| 0.4 * rng());
+        let q = SVector::<f64, 9>::from_fn(|k, _| {
+            let x = a * Vector3::new(rest[k / 3][0], rest[k / 3][1], 0.0);
+            x[k % 3] + 0.01 * rng()
+        });
+        let qdot = velocity::<9>(&mut rng);
+        if tri.green_strain(&q).value.iter().any(|&e| e < 0.0) {
+            compressed += 1;
+        }
+        let d = tri.dissipation(&q, &qdot).expect("damped");
+        for (mode, ev) in [
+            (Hessian::Exact, tri.elastic(&q)),
+            (Hessian::Projected, tri.elastic_projected(&q)),
+        ] {
+            let (ef, df) = tri.elastic_and_dissipation(&q, &qdot, mode, pj);
+            let df = df.expect("damped");
+            assert_eq!(ef, ev);
+            assert_eq!((df.force, df.potential), (d.force, d.potential));
+            assert_eq!(df.velocity_jacobian, d.velocity_jacobian);
+            let pj_expected = if pj { d.position_jacobian } else { zero9 };
+            assert_eq!(df.position_jacobian, pj_expected);
+            let (es, ds) = tri.elastic_and_dissipation(&q, &qdot, Hessian::Skip, pj);
+            let ds = ds.expect("damped");
+            assert_eq!((es.energy, es.gradient), (ev.energy, ev.gradient));
+            assert_eq!((ds.force, ds.potential), (d.force, d.potential));
+        }
+        // A hinge folded by up to ±1.5 rad about its edge, moved.
+        let fold = 1.5 * rng();
+        let (s, c) = fold.sin_cos();
+        let p3 = hinge_rest[3];
+        let moved = [
+            hinge_rest[0],
+            hinge_rest[1],
+            hinge_rest[2],
+            [p3[0], c * p3[1], s * p3[1]],
+        ];
+        let qh = SVector::<f64, 12>::from_fn(|k, _| moved[k / 3][k % 3] + 0.001 * rng());
+        let qhdot = velocity::<12>(&mut rng);
+        let k_d = 3e-7;
+        let dh = hinge.dissipation(k_d, &qh, &qhdot);
+        for (mode, ev) in [
+            (Hessian::Exact, hinge.elastic(&qh)),
+            (Hessian::Projected, hinge.elastic_projected(&qh)),
+        ] {
+            let (ef, df) = hinge.elastic_and_dissipation(k_d, &qh, &qhdot, mode, pj);
+            let df = df.expect("damped");
+            assert_eq!(ef, ev);
+            assert_eq!((df.force, df.potential), (dh.force, dh.potential));
+            assert_eq!(df.velocity_jacobian, dh.velocity_jacobian);
+            let pj_expected = if pj { dh.position_jacobian } else { zero12 };
+            assert_eq!(df.position_jacobian, pj_expected);
+            let (es, ds) = hinge.elastic_and_dissipation(k_d, &qh, &qhdot, Hessian::Skip, pj);
+            let ds = ds.expect("damped");
+            assert_eq!((es.energy, es.gradient), (ev.energy, ev.gradient));
+            assert_eq!((ds.force, ds.potential), (dh.force, dh.potential));
+            let (_, none) = hinge.elastic_and_dissipation(0.0, &qh, &qhdot, mode, pj);
+            assert!(none.is_none());
+        }
+    }
+    assert!(compressed > 20, "only {compressed} compressed triangles");
+}

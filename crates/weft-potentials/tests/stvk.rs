@@ -5,6 +5,7 @@
 
 use nalgebra::{Matrix3, Rotation3, SMatrix, SVector, Vector3};
 use proptest::prelude::*;
+use weft_potentials::Hessian;
 use weft_potentials::stvk::{DOFS, Stvk, isotropic};
 use weft_potentials::testing::{fd_gradient, fd_jacobian, rel_error};
 
@@ -269,7 +270,8 @@ fn degenerate_triangles_and_bad_moduli_are_refused() {
     );
 }
 
-/// The assembler's combined evaluation equals the separate ones.
+/// The assembler's combined evaluation equals the separate ones (every
+/// mode and the position Jacobian switch: `tests/projected.rs`).
 #[test]
 fn combined_evaluation_equals_the_separate_ones() {
     let t = tri();
@@ -278,7 +280,12 @@ fn combined_evaluation_equals_the_separate_ones() {
     });
     let qd = SVector::<f64, DOFS>::from_fn(|i, _| 0.1 * ((i * 3 % 4) as f64 - 1.5));
     for exact in [true, false] {
-        let (ev, d) = t.elastic_and_dissipation(&q, &qd, exact);
+        let mode = if exact {
+            Hessian::Exact
+        } else {
+            Hessian::Projected
+        };
+        let (ev, d) = t.elastic_and_dissipation(&q, &qd, mode, true);
         let ev0 = if exact {
             t.elastic(&q)
         } else {

@@ -617,8 +617,9 @@ impl Assembler {
         let threshold = self.bending_threshold;
         let exact = self.exact_hessians;
         let dx = self.dissipation_position_jacobian && with_matrix;
-        // Bending and shear, whose clamps are eigenproblems, skip them when
-        // no matrix is built (same energies and forces, bit for bit).
+        // Bending, shear, triangles and hinges, whose clamps are
+        // eigenproblems, skip them when no matrix is built (same energies
+        // and forces, bit for bit).
         let mode = match (with_matrix, exact) {
             (false, _) => Hessian::Skip,
             (true, true) => Hessian::Exact,
@@ -870,12 +871,13 @@ impl Assembler {
                     let map = shear_map();
                     let qe: SVector<f64, 9> = gather_relative(q_n, v, h, &t.nodes, &map);
                     let ve: SVector<f64, 9> = gather(v, &t.nodes, &map);
-                    let (ev, dissipation) = st.elastic_and_dissipation(&qe, &ve, exact);
+                    let (ev, dissipation) = st.elastic_and_dissipation(&qe, &ve, mode, dx);
+                    // Rayleigh's force needs K⁺ with and without the matrix.
                     let rayleigh = (t.rayleigh_beta > 0.0).then(|| {
-                        let k_plus = if exact {
-                            st.elastic_projected(&qe).hessian
-                        } else {
+                        let k_plus = if mode == Hessian::Projected {
                             ev.hessian
+                        } else {
+                            st.elastic_projected(&qe).hessian
                         };
                         (t.rayleigh_beta, k_plus)
                     });
@@ -917,13 +919,8 @@ impl Assembler {
                     let map: [(usize, usize); 12] = std::array::from_fn(|i| (i / 3, i % 3));
                     let qe: SVector<f64, 12> = gather_relative(q_n, v, h, &hg.nodes, &map);
                     let ve: SVector<f64, 12> = gather(v, &hg.nodes, &map);
-                    let ev = if exact {
-                        hinge.elastic(&qe)
-                    } else {
-                        hinge.elastic_projected(&qe)
-                    };
-                    let dissipation =
-                        (hg.damping > 0.0).then(|| hinge.dissipation(hg.damping, &qe, &ve));
+                    let (ev, dissipation) =
+                        hinge.elastic_and_dissipation(hg.damping, &qe, &ve, mode, dx);
                     let zero = SMatrix::zeros();
                     let damping = dissipation.as_ref().map(|d| DissipationTerms {
                         position_jacobian: if dx { &d.position_jacobian } else { &zero },
