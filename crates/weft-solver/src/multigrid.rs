@@ -111,7 +111,7 @@
 //! See `BENCHMARKS.md` for the totals and the measured PCG iterations.
 use crate::bsr::{B, Block, BlockSparse, LowerIndex, Scalar};
 use crate::cholesky::{NotPositiveDefinite, SparseCholesky};
-use crate::par::{PARALLEL_MIN, Shared};
+use crate::par::{PARALLEL_MIN, Shared, dot};
 use crate::pcg::Preconditioner;
 use rayon::prelude::*;
 use std::sync::Mutex;
@@ -1573,14 +1573,6 @@ fn galerkin(
         rows.par_iter_mut()
             .with_min_len(16)
             .for_each_init(Vec::new, |acc, row| work(acc, row));
-    }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    if a.len() < PARALLEL_MIN {
-        a.iter().zip(b).map(|(x, y)| x * y).sum()
-    } else {
-        a.par_iter().zip(b).map(|(x, y)| x * y).sum()
     }
 }
 

@@ -7,6 +7,15 @@ use rayon::prelude::*;
 /// Inputs shorter than this run serially.
 pub const PARALLEL_MIN: usize = 16_384;
 
+/// Entries per partial sum in [`dot`] and [`norm2`] on long vectors.
+/// Parallel reductions add fixed chunks' partial sums in chunk order, so
+/// their results do not depend on the number of threads or on how rayon
+/// splits the work: a run repeats bit for bit (a tree reduction whose
+/// shape follows work stealing rounds differently from run to run, and
+/// Newton's line search and PCG amplify that round-off into different
+/// iteration counts).
+const REDUCTION_CHUNK: usize = 4096;
+
 /// `items.map(f).reduce(identity, op)`, parallel for long inputs (at least
 /// `PARALLEL_MIN / 16` items).
 pub fn map_reduce<I: Sync, T: Send>(
@@ -21,6 +30,9 @@ pub fn map_reduce<I: Sync, T: Send>(
 /// [`map_reduce`], parallel from `min_items` items on: a lower threshold
 /// for costly items (a triangle or hinge element with its eigen-
 /// decompositions takes microseconds, a yarn segment a fraction of one).
+/// In parallel, chunks of `max(min_items / 16, 16)` items are folded
+/// serially and their results combined in chunk order, so the result does
+/// not depend on the thread count or scheduling (see `REDUCTION_CHUNK`).
 pub fn map_reduce_from<I: Sync, T: Send>(
     min_items: usize,
     items: &[I],
@@ -31,11 +43,11 @@ pub fn map_reduce_from<I: Sync, T: Send>(
     if items.len() < min_items {
         items.iter().map(f).fold(identity(), op)
     } else {
-        items
-            .par_iter()
-            .with_min_len((min_items / 16).max(1))
-            .map(f)
-            .reduce(identity, op)
+        let partial: Vec<T> = items
+            .par_chunks((min_items / 16).max(16))
+            .map(|chunk| chunk.iter().map(&f).fold(identity(), &op))
+            .collect();
+        partial.into_iter().fold(identity(), op)
     }
 }
 
@@ -106,12 +118,27 @@ pub fn inf_norm(x: &[f64]) -> f64 {
     }
 }
 
-/// `|x|₂`.
+/// `|x|₂`, reproducible bit for bit in parallel (as [`dot`]).
 pub fn norm2(x: &[f64]) -> f64 {
-    if x.len() < PARALLEL_MIN {
-        x.iter().map(|a| a * a).sum::<f64>().sqrt()
+    dot(x, x).sqrt()
+}
+
+/// `aᵀb` (equal lengths), serial on short vectors; on long ones the
+/// partial sums of fixed chunks of `REDUCTION_CHUNK` entries are added in
+/// chunk order, so the result repeats bit for bit whatever the thread
+/// count.
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    debug_assert_eq!(a.len(), b.len());
+    let serial = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    if a.len() < PARALLEL_MIN {
+        serial(a, b)
     } else {
-        x.par_iter().map(|a| a * a).sum::<f64>().sqrt()
+        let partial: Vec<f64> = a
+            .par_chunks(REDUCTION_CHUNK)
+            .zip(b.par_chunks(REDUCTION_CHUNK))
+            .map(|(a, b)| serial(a, b))
+            .collect();
+        partial.iter().sum()
     }
 }
 
@@ -186,6 +213,51 @@ pub fn for_each_coloured(colours: &[Vec<u32>], f: impl Fn(usize) + Sync + Send) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `dot`, `norm2` and `map_reduce_from` on long inputs give the same
+    /// bits on 1, 2, 3 and 8 threads and from call to call (a rayon
+    /// `sum` over `par_iter` does not: its tree follows the scheduling),
+    /// and agree with the serial sums to round-off.
+    #[test]
+    fn parallel_reductions_repeat_bit_for_bit_on_any_thread_count() {
+        let n = 5 * PARALLEL_MIN + 123;
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        // Magnitudes over 12 decades, so the order of the additions shows.
+        let a: Vec<f64> = (0..n)
+            .map(|i| next() * 10f64.powi((i % 13) as i32 - 6))
+            .collect();
+        let b: Vec<f64> = (0..n).map(|_| next()).collect();
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a pool");
+            pool.install(|| {
+                let sum = map_reduce_from(64, &a, |x| x * 3.0, || 0.0, |x, y| x + y);
+                (dot(&a, &b), norm2(&a), sum)
+            })
+        };
+        let first = run(1);
+        for threads in [1, 2, 3, 8, 2] {
+            let r = run(threads);
+            assert_eq!(r.0.to_bits(), first.0.to_bits(), "dot on {threads}");
+            assert_eq!(r.1.to_bits(), first.1.to_bits(), "norm2 on {threads}");
+            assert_eq!(r.2.to_bits(), first.2.to_bits(), "map_reduce on {threads}");
+        }
+        let serial_dot: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        let scale: f64 = a.iter().zip(&b).map(|(x, y)| (x * y).abs()).sum();
+        assert!((first.0 - serial_dot).abs() <= 1e-13 * scale);
+        let serial_sum: f64 = a.iter().map(|x| x * 3.0).sum();
+        let scale: f64 = a.iter().map(|x| (x * 3.0).abs()).sum();
+        assert!((first.2 - serial_sum).abs() <= 1e-13 * scale);
+        assert!(first.1 > 0.0);
+    }
 
     /// Colours are valid (no shared node within one) and not limited to 64:
     /// a star of 100 edges on node 0 needs 100.

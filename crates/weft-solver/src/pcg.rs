@@ -134,11 +134,7 @@ impl LinearOps for CpuOps<'_> {
         self.preconditioner.apply(r, z);
     }
     fn dot(&self, a: &[f64], b: &[f64]) -> f64 {
-        if a.len() < PARALLEL_MIN {
-            a.iter().zip(b).map(|(x, y)| x * y).sum()
-        } else {
-            a.par_iter().zip(b).map(|(x, y)| x * y).sum()
-        }
+        crate::par::dot(a, b)
     }
     fn axpy(&self, a: f64, x: &[f64], y: &mut [f64]) {
         if y.len() < PARALLEL_MIN {
