@@ -18,20 +18,25 @@
 //! element is the generic `V = ½ Ω k |ε'|²` of [`crate::element`] with
 //! `ε' = Lᵀ ε`, `k = 1` and the measure `Ω = A` (rest area, m²): energy,
 //! gradient, exact Hessian and the PSD-projected Hessian come from
-//! [`crate::elastic`] and [`crate::elastic_projected_generic`]. The
+//! [`crate::elastic`] and [`crate::elastic_projected`]. The
 //! dissipation potential [SBO18 eq. 15]
 //! `Ψ_d = λ_d/2 tr(Ė)² + μ_d tr(Ė²) = ½ ε̇ᵀ C_d ε̇` is the generic `W = ½ Ω |ε̇'_d|²` with
 //! `ε'_d = L_dᵀ ε`; its stress `S_d = C_d ε̇` [SBO18 eq. 16] weights the
 //! strain Hessians in the position Jacobian, whose negative eigenvalues are
-//! clamped [SBO18 §3.4] by [`crate::dissipation`].
+//! clamped [SBO18 §3.4] as in [`crate::dissipation`].
+//!
+//! Both clamps are closed forms: every strain Hessian is `G ⊗ I₃` with a
+//! constant 3x3 `G` over the nodes, so a stress-weighted sum
+//! `Σ S_c ∇²ε_c = K ⊗ I₃` projects to `K⁺ ⊗ I₃`: one 3x3 eigenproblem
+//! instead of a 9x9 one, the same matrix up to round-off.
 //!
 //! Units: `λ, μ` are membrane moduli (N/m, energy per area), `λ_d, μ_d` in
 //! N·s/m; energies in J, forces in N. SBO18's shirts use `λ_d = 30, μ_d = 20`
 //! (medium) and `λ_d = 1.5, μ_d = 1` (low damping) [SBO18 §6].
 
 use crate::element::{
-    Dissipation, ElementEval, Hessian, Measure, Strain, dissipation, dissipation_first_order,
-    dissipation_with_jacobian, elastic, elastic_projected_first_order, elastic_projected_generic,
+    Dissipation, ElementEval, Hessian, Measure, Strain, dissipation_first_order, elastic,
+    elastic_projected_first_order, project_psd,
 };
 use nalgebra::{Matrix2, Matrix3, SMatrix, SVector, Vector2, Vector3};
 
@@ -152,30 +157,17 @@ impl Stvk {
     /// Jacobian (3x9) and constant Hessians (9x9 each), see the module docs.
     pub fn green_strain(&self, q: &SVector<f64, DOFS>) -> Strain<3, DOFS> {
         let (value, jacobian) = self.green_strain_first_order(q);
-        let mut hessians = [SMatrix::<f64, DOFS, DOFS>::zeros(); 3];
-        for (c, &(a, bb, w)) in GREEN_COMPONENTS.iter().enumerate() {
-            for k in 0..3 {
-                for l in 0..3 {
-                    let s = 0.5
-                        * w
-                        * (self.rest.b[k][a] * self.rest.b[l][bb]
-                            + self.rest.b[k][bb] * self.rest.b[l][a]);
-                    for d in 0..3 {
-                        hessians[c][(3 * k + d, 3 * l + d)] = s;
-                    }
-                }
-            }
-        }
+        let g = self.node_hessians();
         Strain {
             value,
             jacobian,
-            hessians,
+            hessians: std::array::from_fn(|c| kron_identity(&g[c])),
         }
     }
 
     /// The value (shape 3) and Jacobian (3x9) of [`Stvk::green_strain`]
     /// without its constant Hessians: the same numbers, bit for bit, for
-    /// evaluations that build no Newton matrix ([`Hessian::Skip`]).
+    /// evaluations that build no strain Hessian.
     fn green_strain_first_order(
         &self,
         q: &SVector<f64, DOFS>,
@@ -195,6 +187,29 @@ impl Stvk {
             }
         }
         (value, jacobian)
+    }
+
+    /// The strain Hessians per node pair: `∇²ε_c = G_c ⊗ I₃` with
+    /// `G_c[k][l] = ½ w (b_k[a] b_l[b] + b_k[b] b_l[a])` (1/m², 3x3) for the
+    /// component `ε_c = w E_ab` (module docs).
+    fn node_hessians(&self) -> [Matrix3<f64>; 3] {
+        let b = &self.rest.b;
+        std::array::from_fn(|c| {
+            let (a, bb, w) = GREEN_COMPONENTS[c];
+            Matrix3::from_fn(|k, l| 0.5 * w * (b[k][a] * b[l][bb] + b[k][bb] * b[l][a]))
+        })
+    }
+
+    /// The PSD projection of the stress-weighted strain Hessian
+    /// `Σ_c S_c ∇²ε_c` for the stress `S` (shape 3, in the basis of `ε`;
+    /// N/m for `C ε`, N·s/m for `C_d ε̇`): the matrix is `K ⊗ I₃` with
+    /// `K = Σ_c S_c G_c` (3x3), so its projection is `K⁺ ⊗ I₃`, one 3x3
+    /// eigenproblem instead of a 9x9 one (the same matrix up to round-off)
+    /// [SBO18 §3.4].
+    fn clamped_stress_hessian(&self, stress: &Vector3<f64>) -> SMatrix<f64, DOFS, DOFS> {
+        let g = self.node_hessians();
+        let k = g[0] * stress[0] + g[1] * stress[1] + g[2] * stress[2];
+        kron_identity(&project_psd(&k))
     }
 
     /// `M ε` as a strain: value `M ε`, Jacobian `M ∇ε`, Hessians
@@ -221,30 +236,59 @@ impl Stvk {
     /// As [`Stvk::elastic`] with a positive semi-definite Hessian for the
     /// system matrix: the stress-weighted strain Hessian `Σⱼ Sⱼ ∇²εⱼ`
     /// (`S = C ε`, the second Piola-Kirchhoff stress) projected to PSD
-    /// [SBO18 §3.4] ([`crate::elastic_projected_generic`]).
+    /// [SBO18 §3.4] ([`crate::elastic_projected`], with the 3x3 closed
+    /// form of the projection: the generic 9x9 one up to round-off).
     pub fn elastic_projected(&self, q: &SVector<f64, DOFS>) -> ElementEval<DOFS> {
-        let s = Self::weighted(&self.lt, &self.green_strain(q));
-        elastic_projected_generic(1.0, &s, &Measure::constant(self.rest.area))
+        let (value, jacobian) = self.green_strain_first_order(q);
+        self.elastic_projected_first_order(&value, &jacobian)
+    }
+
+    /// [`Stvk::elastic_projected`] from the Green strain's value and
+    /// Jacobian.
+    fn elastic_projected_first_order(
+        &self,
+        value: &SVector<f64, 3>,
+        jacobian: &SMatrix<f64, 3, DOFS>,
+    ) -> ElementEval<DOFS> {
+        let area = Measure::constant(self.rest.area);
+        elastic_projected_first_order(1.0, &(self.lt * value), &(self.lt * jacobian), &area, |e| {
+            self.clamped_stress_hessian(&(self.lt.transpose() * e))
+        })
     }
 
     /// Strain-rate dissipation `W = A Ψ_d(Ė)` (W) [SBO18 eq. 15] at
     /// positions `q` and velocities `qdot` (shape 9, m/s): the dissipative
     /// force `-A ∇εᵀ S_d` with `S_d = C_d ε̇` [SBO18 eq. 16] (N), its
     /// velocity Jacobian (N·s/m) and its position Jacobian with the
-    /// negative eigenvalues of `Σⱼ S_d,ⱼ ∇²εⱼ` clamped [SBO18 §3.4]. `None`
-    /// for a triangle built without damping.
+    /// negative eigenvalues of `Σⱼ S_d,ⱼ ∇²εⱼ` clamped [SBO18 §3.4] (the
+    /// 3x3 closed form of [`Stvk::elastic_projected`]). `None` for a
+    /// triangle built without damping.
     pub fn dissipation(
         &self,
         q: &SVector<f64, DOFS>,
         qdot: &SVector<f64, DOFS>,
     ) -> Option<Dissipation<3, DOFS>> {
+        let (_, jacobian) = self.green_strain_first_order(q);
+        self.dissipation_first_order(&jacobian, qdot, true)
+    }
+
+    /// [`Stvk::dissipation`] from the Green strain's Jacobian; without
+    /// `position_jacobian` that Jacobian is left zero.
+    fn dissipation_first_order(
+        &self,
+        jacobian: &SMatrix<f64, 3, DOFS>,
+        qdot: &SVector<f64, DOFS>,
+        position_jacobian: bool,
+    ) -> Option<Dissipation<3, DOFS>> {
         let lt_d = self.lt_d.as_ref()?;
-        let s = Self::weighted(lt_d, &self.green_strain(q));
-        Some(dissipation(
+        let area = Measure::constant(self.rest.area);
+        Some(dissipation_first_order(
             1.0,
-            &s,
-            &Measure::constant(self.rest.area),
+            &(lt_d * jacobian),
+            &area,
             qdot,
+            position_jacobian,
+            |rate| self.clamped_stress_hessian(&(lt_d.transpose() * rate)),
         ))
     }
 
@@ -252,11 +296,11 @@ impl Stvk {
     /// ([`Hessian::Projected`]) and [`Stvk::dissipation`] from one
     /// Green-strain evaluation, as the assembler needs both per triangle and
     /// Newton iteration; without `position_jacobian` the dissipation's
-    /// position Jacobian is left zero (its 9x9 eigenproblem skipped).
-    /// [`Hessian::Skip`] builds neither the strain
-    /// Hessians nor the two 9x9 eigenproblems (elastic clamp, dissipation
-    /// position Jacobian): the same energy, gradient, dissipative force and
-    /// potential, bit for bit, with Hessian and Jacobians not to be used.
+    /// position Jacobian is left zero (its eigenproblem skipped).
+    /// [`Hessian::Skip`] builds neither the strain Hessians nor the two
+    /// eigenproblems (elastic clamp, dissipation position Jacobian): the
+    /// same energy, gradient, dissipative force and potential, bit for bit,
+    /// with Hessian and Jacobians not to be used.
     pub fn elastic_and_dissipation(
         &self,
         q: &SVector<f64, DOFS>,
@@ -264,34 +308,45 @@ impl Stvk {
         hessian: Hessian,
         position_jacobian: bool,
     ) -> (ElementEval<DOFS>, Option<Dissipation<3, DOFS>>) {
-        let area = Measure::constant(self.rest.area);
-        if hessian == Hessian::Skip {
-            let (value, jacobian) = self.green_strain_first_order(q);
-            let ev = elastic_projected_first_order(
+        let (value, jacobian) = self.green_strain_first_order(q);
+        let ev = match hessian {
+            Hessian::Exact => {
+                let g = self.node_hessians();
+                let s = Strain {
+                    value,
+                    jacobian,
+                    hessians: std::array::from_fn(|c| kron_identity(&g[c])),
+                };
+                elastic(
+                    1.0,
+                    &Self::weighted(&self.lt, &s),
+                    &Measure::constant(self.rest.area),
+                )
+            }
+            Hessian::Projected => self.elastic_projected_first_order(&value, &jacobian),
+            Hessian::Skip => elastic_projected_first_order(
                 1.0,
                 &(self.lt * value),
                 &(self.lt * jacobian),
-                &area,
+                &Measure::constant(self.rest.area),
                 |_| SMatrix::zeros(),
-            );
-            let d = self.lt_d.as_ref().map(|lt_d| {
-                dissipation_first_order(1.0, &(lt_d * jacobian), &area, qdot, false, |_| {
-                    SMatrix::zeros()
-                })
-            });
-            return (ev, d);
-        }
-        let e = self.green_strain(q);
-        let s = Self::weighted(&self.lt, &e);
-        let ev = if hessian == Hessian::Exact {
-            elastic(1.0, &s, &area)
-        } else {
-            elastic_projected_generic(1.0, &s, &area)
+            ),
         };
-        let d = self.lt_d.as_ref().map(|lt_d| {
-            let s_d = Self::weighted(lt_d, &e);
-            dissipation_with_jacobian(1.0, &s_d, &area, qdot, position_jacobian)
-        });
-        (ev, d)
+        let pj = position_jacobian && hessian != Hessian::Skip;
+        (ev, self.dissipation_first_order(&jacobian, qdot, pj))
     }
+}
+
+/// `K ⊗ I₃` in the triangle's coordinate order `3 k + d` (node `k`,
+/// component `d`): entry `(3k+d, 3l+d)` is `K[k][l]` (9x9).
+fn kron_identity(k: &Matrix3<f64>) -> SMatrix<f64, DOFS, DOFS> {
+    let mut out = SMatrix::<f64, DOFS, DOFS>::zeros();
+    for a in 0..3 {
+        for b in 0..3 {
+            for d in 0..3 {
+                out[(3 * a + d, 3 * b + d)] = k[(a, b)];
+            }
+        }
+    }
+    out
 }

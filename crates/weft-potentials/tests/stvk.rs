@@ -5,9 +5,9 @@
 
 use nalgebra::{Matrix3, Rotation3, SMatrix, SVector, Vector3};
 use proptest::prelude::*;
-use weft_potentials::Hessian;
 use weft_potentials::stvk::{DOFS, Stvk, isotropic};
 use weft_potentials::testing::{fd_gradient, fd_jacobian, rel_error};
+use weft_potentials::{Hessian, Measure, Strain, dissipation, elastic_projected_generic};
 
 /// Membrane moduli (N/m), of the order of a woven cotton's tensile rigidity.
 const LAMBDA: f64 = 300.0;
@@ -299,4 +299,73 @@ fn combined_evaluation_equals_the_separate_ones() {
         assert_eq!(d.velocity_jacobian, d0.velocity_jacobian);
         assert_eq!(d.position_jacobian, d0.position_jacobian);
     }
+}
+
+/// `M ε` of a strain (value, Jacobian and Hessians), as the element weights
+/// the Green strain by `Lᵀ`.
+fn weighted_strain(m: &Matrix3<f64>, s: &Strain<3, DOFS>) -> Strain<3, DOFS> {
+    Strain {
+        value: m * s.value,
+        jacobian: m * s.jacobian,
+        hessians: std::array::from_fn(|i| {
+            (0..3).fold(SMatrix::zeros(), |acc, j| acc + s.hessians[j] * m[(i, j)])
+        }),
+    }
+}
+
+/// The clamps' 3x3 closed form (`K⁺ ⊗ I₃`) equals the generic 9x9
+/// projection of the stress-weighted strain Hessian (`project_psd` of
+/// `Σ S_c ∇²ε_c`) to 1e-12 of its norm, for the elastic Hessian and the
+/// dissipation's position Jacobian, on isotropic and orthotropic
+/// triangles stretched, compressed and sheared (the clamp active in most).
+#[test]
+fn closed_form_clamps_equal_the_generic_projection() {
+    let mut clamped = 0;
+    let mut cases = 0;
+    for (t, c, c_d) in [
+        (tri(), isotropic(LAMBDA, MU), isotropic(LAMBDA_D, MU_D)),
+        (ortho(), ortho_c(), ortho_c() * BETA),
+    ] {
+        let lt = c.cholesky().expect("SPD").l().transpose();
+        let lt_d = c_d.cholesky().expect("SPD").l().transpose();
+        let area = Measure::constant(t.area());
+        for (i, sx) in [0.7, 0.9, 1.0, 1.1, 1.3].into_iter().enumerate() {
+            for (j, sy) in [0.8, 1.0, 1.2].into_iter().enumerate() {
+                let shear = 0.3 * (i as f64 - 2.0) / 2.0;
+                let a = Matrix3::new(sx, shear, 0.0, 0.1 * shear, sy, 0.0, 0.05, -0.02, 1.0);
+                let p: Vec<f64> = (0..9).map(|k| 1e-4 * ((k * 5 + j) % 7) as f64).collect();
+                let q = config(a, Vector3::new(0.1, -0.2, 0.3), &p);
+                let qd =
+                    SVector::<f64, DOFS>::from_fn(|k, _| 0.05 * ((k * 3 + i) % 5) as f64 - 0.1);
+                let e = t.green_strain(&q);
+                let generic = elastic_projected_generic(1.0, &weighted_strain(&lt, &e), &area);
+                let closed = t.elastic_projected(&q);
+                assert_eq!(
+                    (closed.energy, closed.gradient),
+                    (generic.energy, generic.gradient)
+                );
+                let err = (closed.hessian - generic.hessian).norm() / t.elastic(&q).hessian.norm();
+                assert!(err <= 1e-12, "elastic clamp differs by {err:e}");
+                let s_d = weighted_strain(&lt_d, &e);
+                let gd = dissipation(1.0, &s_d, &area, &qd);
+                let cd = t.dissipation(&q, &qd).expect("damped");
+                assert_eq!((cd.force, cd.potential), (gd.force, gd.potential));
+                // Relative to the unclamped term: a clamp that removes
+                // nearly everything leaves round-off of that size.
+                let raw = (0..3).fold(SMatrix::<f64, DOFS, DOFS>::zeros(), |acc, k| {
+                    acc + s_d.hessians[k] * (gd.strain_rate[k] * t.area())
+                });
+                let err = (cd.position_jacobian - gd.position_jacobian).norm() / raw.norm();
+                assert!(err <= 1e-12, "dissipation clamp differs by {err:e}");
+                if closed.hessian != t.elastic(&q).hessian {
+                    clamped += 1;
+                }
+                cases += 1;
+            }
+        }
+    }
+    assert!(
+        clamped * 2 > cases,
+        "the clamp acted in only {clamped} of {cases}"
+    );
 }
