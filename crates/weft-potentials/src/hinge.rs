@@ -24,7 +24,11 @@
 //! `V = ½ Ω k |ε|²` of [`crate::element`] with `k = B`, the strain
 //! `ε = θ - θ̄` and a constant, dimensionless measure `Ω`, so energy,
 //! gradient, exact Hessian and the PSD-projected Hessian come from
-//! [`crate::elastic`] and [`crate::elastic_projected_generic`].
+//! [`crate::elastic`] and [`crate::elastic_projected`]. The clamps of the
+//! projected Hessian and of the dissipation's position Jacobian project the
+//! stress-weighted angle Hessian over the 9 edge coordinates, where `θ`
+//! lives, and map it back: a 9x9 eigenproblem instead of a 12x12 one, PSD
+//! and never softer than the exact term.
 //!
 //! The edge-based `Ω` depends on the mesh: on a cylinder of radius `R`
 //! meshed by rectangles along its axis, each cut by one diagonal, only the
@@ -38,8 +42,8 @@
 //! and checked against finite differences in tests/hinge.rs.
 
 use crate::element::{
-    Dissipation, ElementEval, Hessian, Measure, Strain, dissipation, dissipation_with_jacobian,
-    elastic, elastic_projected, elastic_projected_generic,
+    Dissipation, ElementEval, Hessian, Measure, Strain, dissipation_first_order, elastic,
+    elastic_projected_first_order, project_psd,
 };
 use nalgebra::{SMatrix, SVector, Vector3};
 
@@ -183,6 +187,17 @@ impl Jet {
 /// whose derivatives in `z = (e, a, b)` are closed forms, four jet
 /// operations, and the linear map `z = P q` to the 12 coordinates.
 pub fn angle(q: &Vec12) -> Strain<1, DOFS> {
+    let th = angle_jet(q);
+    Strain {
+        value: SVector::from([th.v]),
+        jacobian: to_q_gradient(&th.g).transpose(),
+        hessians: [to_q_hessian(&th.h)],
+    }
+}
+
+/// The bending angle of `q` as a jet over the edge coordinates
+/// `z = (e, a, b)` ([`angle`]).
+fn angle_jet(q: &Vec12) -> Jet {
     let p = |i: usize| Vector3::new(q[3 * i], q[3 * i + 1], q[3 * i + 2]);
     let mut z = Vec9::zeros();
     for k in 0..3 {
@@ -194,46 +209,70 @@ pub fn angle(q: &Vec12) -> Strain<1, DOFS> {
     let t = Jet::triple(&z);
     let s = len.mul(&t).chain1(-len.v * t.v, -1.0, 0.0);
     let c = eb.mul_sub(&ea, &ee, &ab);
-    let th = s.atan2(&c);
-    // q-derivatives: x₁, x₂, x₃ take the e, a, b blocks, x₀ minus their sum.
+    s.atan2(&c)
+}
+
+/// The coefficient of vertex `vtx`'s position in the edge block `blk` of
+/// `z = P q`: `x₁, x₂, x₃` give the `e, a, b` blocks, `x₀` minus their sum.
+fn z_coefficient(vtx: usize, blk: usize) -> f64 {
+    if vtx == 0 {
+        -1.0
+    } else if vtx == blk + 1 {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// `Pᵀ g`: a gradient over `z` (shape 9) as one over `q` (shape 12).
+fn to_q_gradient(gz: &Vec9) -> Vec12 {
     let mut g = Vec12::zeros();
-    let mut h = Mat12::zeros();
-    let coef = |vtx: usize, blk: usize| -> f64 {
-        if vtx == 0 {
-            -1.0
-        } else if vtx == blk + 1 {
-            1.0
-        } else {
-            0.0
-        }
-    };
     for v in 0..4 {
         for u in 0..3 {
-            let cv = coef(v, u);
+            let cv = z_coefficient(v, u);
+            if cv != 0.0 {
+                for k in 0..3 {
+                    g[3 * v + k] += cv * gz[3 * u + k];
+                }
+            }
+        }
+    }
+    g
+}
+
+/// `Pᵀ H P`: a Hessian over `z` (9x9) as one over `q` (12x12).
+fn to_q_hessian(hz: &Mat9) -> Mat12 {
+    let mut h = Mat12::zeros();
+    for v in 0..4 {
+        for u in 0..3 {
+            let cv = z_coefficient(v, u);
             if cv == 0.0 {
                 continue;
             }
-            for k in 0..3 {
-                g[3 * v + k] += cv * th.g[3 * u + k];
-            }
             for w in 0..4 {
                 for x in 0..3 {
-                    let cw = coef(w, x);
+                    let cw = z_coefficient(w, x);
                     if cw == 0.0 {
                         continue;
                     }
-                    let blk = th.h.fixed_view::<3, 3>(3 * u, 3 * x) * (cv * cw);
+                    let blk = hz.fixed_view::<3, 3>(3 * u, 3 * x) * (cv * cw);
                     let mut dst = h.fixed_view_mut::<3, 3>(3 * v, 3 * w);
                     dst += blk;
                 }
             }
         }
     }
-    Strain {
-        value: SVector::from([th.v]),
-        jacobian: g.transpose(),
-        hessians: [h],
-    }
+    h
+}
+
+/// The PSD clamp of a stress-weighted angle Hessian `σ ∇²θ` (`σ` the
+/// strain or its rate), projected over the edge coordinates:
+/// `Pᵀ (σ ∇²_z θ)⁺ P`, a 9x9 eigenproblem instead of a 12x12 one. It is
+/// PSD and never softer than the exact term, since
+/// `Pᵀ (σ∇²_zθ)⁺ P - σ∇²θ = Pᵀ ((σ∇²_zθ)⁺ - σ∇²_zθ) P ⪰ 0`, and equals it
+/// where `σ ∇²_z θ` is PSD [SBO18 §3.4].
+fn clamped(hz: &Mat9, sigma: f64) -> Mat12 {
+    to_q_hessian(&project_psd(&(hz * sigma)))
 }
 
 /// Plain-`f64` bending angle (rad) of `q`, as [`angle`] without
@@ -336,23 +375,27 @@ impl Hinge {
     }
 
     /// As [`Hinge::elastic`] with the Hessian's stress-weighted strain
-    /// Hessian `ε ∇²θ` projected to PSD (a PSD Hessian for the Newton
-    /// matrix).
+    /// Hessian `ε ∇²θ` projected to PSD over the edge coordinates (a PSD
+    /// Hessian for the Newton matrix, never softer than the exact one;
+    /// see [`crate::elastic_projected`]).
     pub fn elastic_projected(&self, q: &Vec12) -> ElementEval<DOFS> {
-        elastic_projected_generic(
-            self.rigidity,
-            &self.strain(q),
-            &Measure::constant(self.measure),
-        )
+        self.elastic_and_dissipation(0.0, q, &Vec12::zeros(), Hessian::Projected, false)
+            .0
     }
 
     /// Strain-rate dissipation of the bending angle, `W = ½ Ω k_d θ̇²` (W),
     /// at positions `q` (m) and velocities `qdot` (m/s), with the damping
     /// coefficient `k_d` (N·m·s; the Rayleigh analogy [SBO18 eq. 12] is
     /// `k_d = β B`): force (N), velocity Jacobian (N·s/m) and the clamped
-    /// position Jacobian (N/m) of [`crate::dissipation`] [SBO18 eq. 9, §3.4].
+    /// position Jacobian (N/m) of [`crate::dissipation`] [SBO18 eq. 9, §3.4],
+    /// clamped over the edge coordinates (module docs).
     pub fn dissipation(&self, k_d: f64, q: &Vec12, qdot: &Vec12) -> Dissipation<1, DOFS> {
-        dissipation(k_d, &self.strain(q), &Measure::constant(self.measure), qdot)
+        let th = angle_jet(q);
+        let jacobian = to_q_gradient(&th.g).transpose();
+        let m = Measure::constant(self.measure);
+        dissipation_first_order(k_d, &jacobian, &m, qdot, true, |rate| {
+            clamped(&th.h, rate[0])
+        })
     }
 
     /// [`Hinge::elastic`] ([`Hessian::Exact`]) or [`Hinge::elastic_projected`]
@@ -371,15 +414,31 @@ impl Hinge {
         hessian: Hessian,
         position_jacobian: bool,
     ) -> (ElementEval<DOFS>, Option<Dissipation<1, DOFS>>) {
-        let s = self.strain(q);
+        let th = angle_jet(q);
+        let value = SVector::from([th.v - self.rest_angle]);
+        let jacobian = to_q_gradient(&th.g).transpose();
         let m = Measure::constant(self.measure);
+        let k = self.rigidity;
         let ev = match hessian {
-            Hessian::Exact => elastic(self.rigidity, &s, &m),
-            Hessian::Projected => elastic_projected_generic(self.rigidity, &s, &m),
-            Hessian::Skip => elastic_projected(self.rigidity, &s, &m, |_| Mat12::zeros()),
+            Hessian::Exact => {
+                let s = Strain {
+                    value,
+                    jacobian,
+                    hessians: [to_q_hessian(&th.h)],
+                };
+                elastic(k, &s, &m)
+            }
+            Hessian::Projected => {
+                elastic_projected_first_order(k, &value, &jacobian, &m, |e| clamped(&th.h, e[0]))
+            }
+            Hessian::Skip => {
+                elastic_projected_first_order(k, &value, &jacobian, &m, |_| Mat12::zeros())
+            }
         };
         let pj = position_jacobian && hessian != Hessian::Skip;
-        let d = (k_d > 0.0).then(|| dissipation_with_jacobian(k_d, &s, &m, qdot, pj));
+        let d = (k_d > 0.0).then(|| {
+            dissipation_first_order(k_d, &jacobian, &m, qdot, pj, |rate| clamped(&th.h, rate[0]))
+        });
         (ev, d)
     }
 }

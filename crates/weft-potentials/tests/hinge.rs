@@ -125,6 +125,10 @@ proptest! {
         prop_assert_eq!(p.gradient, e.gradient);
         let (l, _) = symmetric_eigen(&p.hessian);
         prop_assert!(l.min() >= -1e-9 * p.hessian.norm());
+        // Never softer than the exact Hessian (the clamp over the edge
+        // coordinates only adds curvature).
+        let (l, _) = symmetric_eigen(&(p.hessian - e.hessian));
+        prop_assert!(l.min() >= -1e-9 * e.hessian.norm());
 
         // Bending dissipation W = ½ Ω k_d θ̇²: the force is -∂W/∂q̇, its
         // velocity Jacobian the derivative of the force, the clamped
@@ -141,6 +145,10 @@ proptest! {
         prop_assert!(rel_error(&d.velocity_jacobian, &jv, 1e-3 * d.velocity_jacobian.norm().max(1e-15)) < 1e-6);
         let (l, _) = symmetric_eigen(&(-d.position_jacobian));
         prop_assert!(l.min() >= -1e-9 * d.position_jacobian.norm().max(1e-30));
+        // ... and never less than the unclamped term -Ω k_d θ̇ ∇²θ.
+        let raw = th.hessians[0] * (-h.measure() * k_d * rate);
+        let (l, _) = symmetric_eigen(&(raw - d.position_jacobian));
+        prop_assert!(l.min() >= -1e-9 * raw.norm().max(1e-30));
     }
 
     /// Rigid motions: the energy does not change, the forces sum to zero
