@@ -402,7 +402,7 @@ impl Hinge {
     /// ([`Hessian::Projected`]) and, for `k_d > 0`, [`Hinge::dissipation`]
     /// from one angle evaluation, as the assembler needs both per hinge and
     /// Newton iteration; without `position_jacobian` the dissipation's
-    /// position Jacobian is left zero (its 12x12 eigenproblem skipped).
+    /// position Jacobian is left zero (its eigenproblem skipped).
     /// [`Hessian::Skip`] skips both eigenproblems: the same energy,
     /// gradient, dissipative force and potential, bit for bit, with Hessian
     /// and Jacobians not to be used. Units as in the parts.
