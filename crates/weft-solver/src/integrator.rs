@@ -975,59 +975,30 @@ pub fn stretch_strains_into(f: &Fabric, q: &[f64], out: &mut Vec<f64>) {
 /// and `v`.
 type NewtonOutcome<V> = (StepStats, Energies, V, V);
 
-/// [`StepBackend::assemble`] with the matrix (`with_matrix`) or of the
-/// residual alone, counted and timed in `stats`; `state` is `(q_n, v_n, v)`.
-fn timed_assemble<S: StepBackend>(
-    be: &mut S,
-    host: &mut StepHost<'_>,
-    stats: &mut StepStats,
-    (q_n, v_n, v): (&S::Vector, &S::Vector, &S::Vector),
-    h: f64,
-    r: &mut S::Vector,
-    with_matrix: bool,
-) -> Result<Energies, S::Error> {
+/// What [`timed`] counts in [`StepStats`]: an assembly with the matrix,
+/// a residual-only evaluation (line-search trial) or a linear solve.
+#[derive(Clone, Copy)]
+enum Work {
+    Matrix,
+    Residual,
+    Solve,
+}
+
+/// Runs `f` (one backend call), counts it in `stats` and adds its wall
+/// time to the assembly or solve seconds.
+fn timed<T>(stats: &mut StepStats, work: Work, f: impl FnOnce() -> T) -> T {
     let start = std::time::Instant::now();
-    let e = be.assemble(host, q_n, v_n, v, h, r, with_matrix);
-    if with_matrix {
-        stats.assemblies += 1;
-    } else {
-        stats.residual_evaluations += 1;
+    let out = f();
+    let seconds = start.elapsed().as_secs_f64();
+    match work {
+        Work::Matrix => stats.assemblies += 1,
+        Work::Residual => stats.residual_evaluations += 1,
+        Work::Solve => {}
     }
-    stats.assembly_seconds += start.elapsed().as_secs_f64();
-    e
-}
-
-/// [`StepBackend::assemble_matrix`] (the matrix at an iterate whose
-/// residual is known; `scratch` is overwritten), counted and timed in
-/// `stats`; `state` is `(q_n, v_n, v)`.
-fn timed_assemble_matrix<S: StepBackend>(
-    be: &mut S,
-    host: &mut StepHost<'_>,
-    stats: &mut StepStats,
-    (q_n, v_n, v): (&S::Vector, &S::Vector, &S::Vector),
-    h: f64,
-    scratch: &mut S::Vector,
-) -> Result<(), S::Error> {
-    let start = std::time::Instant::now();
-    be.assemble_matrix(host, q_n, v_n, v, h, scratch)?;
-    stats.assemblies += 1;
-    stats.assembly_seconds += start.elapsed().as_secs_f64();
-    Ok(())
-}
-
-/// [`StepBackend::solve`], timed in `stats`.
-fn timed_solve<S: StepBackend>(
-    be: &mut S,
-    host: &mut StepHost<'_>,
-    stats: &mut StepStats,
-    rhs: &S::Vector,
-    dv: &mut S::Vector,
-    tolerance: PcgTolerance,
-    spare: [&mut S::Vector; 2],
-) -> Result<(PcgResult, bool), S::Error> {
-    let start = std::time::Instant::now();
-    let out = be.solve(host, rhs, dv, tolerance, spare);
-    stats.solve_seconds += start.elapsed().as_secs_f64();
+    match work {
+        Work::Matrix | Work::Residual => stats.assembly_seconds += seconds,
+        Work::Solve => stats.solve_seconds += seconds,
+    }
     out
 }
 
@@ -1054,7 +1025,9 @@ fn newton_step<S: StepBackend>(
     };
     host.assembler.exact_hessians = true;
     let mut r = be.zeros()?;
-    let mut energies = timed_assemble(be, host, &mut stats, (q_n, v_n, &v), h, &mut r, true)?;
+    let mut energies = timed(&mut stats, Work::Matrix, || {
+        be.assemble(host, q_n, v_n, &v, h, &mut r, true)
+    })?;
     // Force scale: at v = v_n the residual is -h f, so |R|∞/h is the
     // largest nodal force of the step; gravity on the heaviest node is a
     // floor for scenes starting at rest and unstrained.
@@ -1110,17 +1083,22 @@ fn newton_step<S: StepBackend>(
         // The line-search buffers are idle during the solve: PCG works in
         // them.
         let spare = [&mut v_try, &mut r_try];
-        let (mut res, indefinite) =
-            timed_solve(be, host, &mut stats, &r, &mut dv, tolerance, spare)?;
+        let (mut res, indefinite) = timed(&mut stats, Work::Solve, || {
+            be.solve(host, &r, &mut dv, tolerance, spare)
+        })?;
         stats.cg_iterations += res.iterations;
         if indefinite && host.assembler.exact_hessians {
             // Switch this step to the PSD-projected elastic Hessians and
             // solve again at the same iterate.
             host.assembler.exact_hessians = false;
-            timed_assemble_matrix(be, host, &mut stats, (q_n, v_n, &v), h, &mut r_try)?;
+            timed(&mut stats, Work::Matrix, || {
+                be.assemble_matrix(host, q_n, v_n, &v, h, &mut r_try)
+            })?;
             be.set_zero(&mut dv)?;
             let spare = [&mut v_try, &mut r_try];
-            let (again, _) = timed_solve(be, host, &mut stats, &r, &mut dv, tolerance, spare)?;
+            let (again, _) = timed(&mut stats, Work::Solve, || {
+                be.solve(host, &r, &mut dv, tolerance, spare)
+            })?;
             res = again;
             stats.cg_iterations += res.iterations;
         }
@@ -1148,8 +1126,9 @@ fn newton_step<S: StepBackend>(
         let mut stagnated = false;
         loop {
             be.combine(&v, -alpha, &dv, &mut v_try)?;
-            let trial = (q_n, v_n, &v_try);
-            let e = timed_assemble(be, host, &mut stats, trial, h, &mut r_try, false)?;
+            let e = timed(&mut stats, Work::Residual, || {
+                be.assemble(host, q_n, v_n, &v_try, h, &mut r_try, false)
+            })?;
             let rn = be.norm2(&r_try)?;
             if rn.is_finite() && (rn <= (1.0 - 1e-4 * alpha) * rnorm || settings.one_iteration) {
                 std::mem::swap(&mut v, &mut v_try);
@@ -1192,7 +1171,9 @@ fn newton_step<S: StepBackend>(
             // The next solve's matrix at the accepted iterate; its residual
             // and energies are the trial's (`r`, `energies`), so the
             // backend's copy of them goes to the idle `r_try`.
-            timed_assemble_matrix(be, host, &mut stats, (q_n, v_n, &v), h, &mut r_try)?;
+            timed(&mut stats, Work::Matrix, || {
+                be.assemble_matrix(host, q_n, v_n, &v, h, &mut r_try)
+            })?;
         }
     }
     stats.residual = residual_inf;
