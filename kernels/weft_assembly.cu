@@ -53,11 +53,12 @@ __device__ __forceinline__ void shear_map(int i, int& n, int& s) {
     s = i % 3;
 }
 
-// Node (local) n and slot s of element coordinate i: the shear element's
-// 9 coordinates (3 positions per node), otherwise seg_map's 4 per node.
+// Node (local) n and slot s of element coordinate i: 3 positions per node
+// for the positions-only elements (N = 3 K: shear, membrane triangles,
+// hinges), otherwise seg_map's 4 per node (segments, bending).
 template <int N, int K>
 __device__ __forceinline__ void element_map(int slot, int i, int& n, int& s) {
-    if (K == 3 && N == 9)
+    if (N == 3 * K)
         shear_map(i, n, s);
     else
         seg_map(slot, i, n, s);
@@ -405,6 +406,94 @@ extern "C" __global__ void weft_assemble_shear(
             local_terms<9>(e, g, k, damp, df, vj, pj, w, mp, kp, kv, ve, h, re, ae, en);
             scatter<9, 3>(residual, values, nodes, shear_blocks + 9 * ei, 0, re, ae, with_matrix);
         }
+    }
+    block_add4(en, energies);
+}
+
+// Membrane triangles (StVK, positions only) [SBO18 §4, eq. 13-16]:
+// tri_nodes 3 per triangle; tri_data WEFT_TRI_DATA per triangle: b_0, b_1,
+// b_2 (6, 1/m), rest area (m^2), L^T of the moduli (9), L_d^T of the
+// damping moduli (9, zero without strain-rate damping) and the Rayleigh
+// beta (s, 0 for none), as AssemblyPlan::tri_data; tri_blocks 9 per
+// triangle (node pairs row-major); jacobian_flags: see the top of this
+// file.
+#define WEFT_TRI_DATA 26
+extern "C" __global__ void weft_assemble_triangles(
+    const unsigned* elems, int count, const unsigned* tri_nodes, const double* tri_data,
+    const unsigned* tri_blocks, const double* q_n, const double* v, double h, double* residual,
+    double* values, int with_matrix, int jacobian_flags, double* energies) {
+    const int exact_hessians = jacobian_flags & 1, dx = (jacobian_flags >> 1) & 1;
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < count) {
+        unsigned ei = elems[t];
+        const unsigned* nodes = tri_nodes + 3 * ei;
+        const double* d = tri_data + WEFT_TRI_DATA * (size_t)ei;
+        const double *b = d, *lt = d + 7, *lt_d = d + 16;
+        const double area = d[6];
+        GpuMaterial mp = {};
+        mp.beta = d[25];
+        mp.rayleigh = mp.beta > 0.0;
+        double qe[9], ve[9];
+        gather_relative<9, 3>(q_n, v, h, nodes, 0, qe);
+        gather<9, 3>(v, nodes, 0, ve);
+        double e, g[9], k[81], kr[81], kv[9];
+        const double* kp = elastic_terms<9>(
+            exact_hessians, mp.rayleigh,
+            [&](double* e_, double* g_, double* k_) { stvk_elastic(b, area, lt, qe, e_, g_, k_); },
+            [&](double* e_, double* g_, double* k_) {
+                stvk_elastic_projected(b, area, lt, qe, e_, g_, k_);
+            },
+            ve, &e, g, k, kr, kv);
+        double rate[3], w = 0.0, df[9], vj[81], pj[81];
+        // A Cholesky factor's diagonal is positive: L_d^T[0] = 0 means none.
+        int damp = lt_d[0] != 0.0;
+        if (damp) {
+            stvk_dissipation(b, area, lt_d, qe, ve, rate, &w, df, vj, dx ? pj : nullptr);
+            if (!dx) zero<81>(pj);
+        }
+        double re[9], ae[81];
+        local_terms<9>(e, g, k, damp, df, vj, pj, w, mp, kp, kv, ve, h, re, ae, en);
+        scatter<9, 3>(residual, values, nodes, tri_blocks + 9 * ei, 0, re, ae, with_matrix);
+    }
+    block_add4(en, energies);
+}
+
+// Discrete-shell hinges (positions only): hinge_nodes 4 per hinge (x_0, x_1
+// the shared edge, x_2, x_3 the opposite vertices); hinge_data
+// WEFT_HINGE_DATA per hinge: rigidity B (N m), rest angle (rad), measure
+// Omega, strain-rate damping k_d (N m s; 0 for none), as
+// AssemblyPlan::hinge_data; hinge_blocks 16 per hinge; jacobian_flags: see
+// the top of this file. One angle evaluation serves elasticity and damping.
+#define WEFT_HINGE_DATA 4
+extern "C" __global__ void weft_assemble_hinges(
+    const unsigned* elems, int count, const unsigned* hinge_nodes, const double* hinge_data,
+    const unsigned* hinge_blocks, const double* q_n, const double* v, double h, double* residual,
+    double* values, int with_matrix, int jacobian_flags, double* energies) {
+    const int exact_hessians = jacobian_flags & 1, dx = (jacobian_flags >> 1) & 1;
+    double en[4] = {0.0, 0.0, 0.0, 0.0};
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < count) {
+        unsigned ei = elems[t];
+        const unsigned* nodes = hinge_nodes + 4 * ei;
+        const double* d = hinge_data + WEFT_HINGE_DATA * (size_t)ei;
+        double qe[12], ve[12];
+        gather_relative<12, 4>(q_n, v, h, nodes, 0, qe);
+        gather<12, 4>(v, nodes, 0, ve);
+        Jet9 th;
+        hinge_angle_jet(qe, th);
+        double e, g[12], k[144];
+        hinge_elastic_of(th, d[0], d[2], d[1], !exact_hessians, &e, g, k);
+        GpuMaterial mp = {};  // no Rayleigh damping on hinges
+        double rate[1], w = 0.0, df[12], vj[144], pj[144];
+        int damp = d[3] > 0.0;
+        if (damp) {
+            hinge_dissipation_of(th, d[3], d[2], ve, rate, &w, df, vj, dx ? pj : nullptr);
+            if (!dx) zero<144>(pj);
+        }
+        double re[12], ae[144];
+        local_terms<12>(e, g, k, damp, df, vj, pj, w, mp, k, nullptr, ve, h, re, ae, en);
+        scatter<12, 4>(residual, values, nodes, hinge_blocks + 16 * ei, 0, re, ae, with_matrix);
     }
     block_add4(en, energies);
 }

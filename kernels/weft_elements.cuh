@@ -2,7 +2,8 @@
 // every kernel and compiled on the host for the parity tests.
 //
 // Mirror of crates/weft-potentials (element.rs, stretch.rs, bending.rs,
-// shear.rs, contact.rs, friction.rs, gravity.rs, inertia.rs): same strains,
+// shear.rs, contact.rs, friction.rs, gravity.rs, inertia.rs, and stvk.rs,
+// hinge.rs of the triangle-mesh cloth): same strains,
 // same operation order where it matters, same layouts of the element
 // coordinates (documented per element below; matrices row-major, see
 // weft_math.cuh). Sources: [SBO17], [SBO18], [CLMMO14], [SJLP11] as in
@@ -1156,6 +1157,334 @@ WEFT_HD void inertia_force(double rho_l, const double* q, const double* qdot, do
     out[3] = c * (psi_a - dot(w, phi_a));
     store3(out + 4, scale(phi_b, c));
     out[7] = c * (psi_b - dot(w, phi_b));
+}
+
+// ===========================================================================
+// StVK membrane triangle (stvk.rs) [SBO18 §4, eq. 13-16]: q = [x_0, x_1,
+// x_2] (9, positions only). The rest shape is the 2-vectors b_k of
+// F = sum_k x_k b_k^T (b: 6 doubles, b_k = (b[2k], b[2k+1]), 1/m) and the
+// rest area (m^2, the constant measure); the moduli enter as L^T with
+// L L^T = C (lt, 3x3 row-major, sqrt(N/m)) and L_d^T with L_d L_d^T = C_d
+// (lt_d, sqrt(N s/m)). Strain eps = (E00, E11, sqrt2 E01), energy
+// A 1/2 eps^T C eps = 1/2 A |L^T eps|^2, so the generic element applies to
+// the weighted strain L^T eps with k = 1 (stvk.rs Stvk::weighted).
+// ===========================================================================
+
+// Component c of eps is w E_ab: (a, b, w) per component.
+WEFT_HD void stvk_component(int c, int& a, int& b, double& w) {
+    a = c == 1 ? 1 : 0;
+    b = c == 0 ? 0 : 1;
+    w = c == 2 ? 1.4142135623730951 : 1.0;
+}
+
+// Green strain value (3) and Jacobian (3 x 9) at q (stvk.rs
+// green_strain_first_order).
+WEFT_HD void stvk_green_first_order(const double* b, const double* q, double* value,
+                                    double* jac) {
+    V3 x0 = load3(q), x1 = load3(q + 3), x2 = load3(q + 6);
+    V3 col[2];
+    for (int a = 0; a < 2; ++a)
+        col[a] = add(add(scale(x0, b[a]), scale(x1, b[2 + a])), scale(x2, b[4 + a]));
+    for (int c = 0; c < 3; ++c) {
+        int a, bb;
+        double w;
+        stvk_component(c, a, bb, w);
+        double delta = a == bb ? 1.0 : 0.0;
+        value[c] = w * 0.5 * (dot(col[a], col[bb]) - delta);
+        for (int k = 0; k < 3; ++k) {
+            V3 g = scale(add(scale(col[bb], b[2 * k + a]), scale(col[a], b[2 * k + bb])), 0.5 * w);
+            jac[c * 9 + 3 * k + 0] = g.x;
+            jac[c * 9 + 3 * k + 1] = g.y;
+            jac[c * 9 + 3 * k + 2] = g.z;
+        }
+    }
+}
+
+// The constant strain Hessians per node pair, grad^2 eps_c = G_c (x) I_3 with
+// G_c[k][l] = 1/2 w (b_k[a] b_l[b] + b_k[b] b_l[a]) (3 x 3x3, 1/m^2).
+WEFT_HD void stvk_node_hessians(const double* b, double* g) {
+    for (int c = 0; c < 3; ++c) {
+        int a, bb;
+        double w;
+        stvk_component(c, a, bb, w);
+        for (int k = 0; k < 3; ++k)
+            for (int l = 0; l < 3; ++l)
+                g[9 * c + 3 * k + l] =
+                    0.5 * w * (b[2 * k + a] * b[2 * l + bb] + b[2 * k + bb] * b[2 * l + a]);
+    }
+}
+
+// K (x) I_3 in the coordinate order 3 k + d (9x9 row-major).
+WEFT_HD void kron_identity3(const double* k, double* out) {
+    zero<81>(out);
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b)
+            for (int d = 0; d < 3; ++d) out[(3 * a + d) * 9 + 3 * b + d] = k[3 * a + b];
+}
+
+// The PSD projection of sum_c S_c grad^2 eps_c for the stress S (3):
+// (sum_c S_c G_c)+ (x) I_3, one 3x3 eigenproblem (stvk.rs
+// clamped_stress_hessian).
+WEFT_HD void stvk_clamped_stress_hessian(const double* b, const double* stress, double* out) {
+    double g[27], k[9], kp[9];
+    stvk_node_hessians(b, g);
+    for (int r = 0; r < 9; ++r) k[r] = g[r] * stress[0] + g[9 + r] * stress[1] + g[18 + r] * stress[2];
+    project_psd<3>(k, kp);
+    kron_identity3(kp, out);
+}
+
+// The weighted strain m eps: value m eps, Jacobian m J (m 3x3 row-major).
+WEFT_HD void stvk_weighted_first_order(const double* m, const double* value, const double* jac,
+                                       Strain<3, 9>& s) {
+    matmul<3, 3, 1>(m, value, s.value);
+    matmul<3, 3, 9>(m, jac, s.jac);
+}
+
+// S = m^T e (3) for m 3x3 row-major.
+WEFT_HD void stvk_transpose_apply(const double* m, const double* e, double* out) {
+    for (int i = 0; i < 3; ++i) out[i] = m[i] * e[0] + m[3 + i] * e[1] + m[6 + i] * e[2];
+}
+
+// Energy A Psi (J), gradient (N, 9) and exact Hessian (N/m, 9x9)
+// (Stvk::elastic).
+WEFT_HD void stvk_elastic(const double* b, double area, const double* lt, const double* q,
+                          double* energy, double* grad, double* hess) {
+    double value[3], jac[27], g[27];
+    stvk_green_first_order(b, q, value, jac);
+    stvk_node_hessians(b, g);
+    Strain<3, 9> s;
+    stvk_weighted_first_order(lt, value, jac, s);
+    for (int i = 0; i < 3; ++i) {
+        double k[9];
+        for (int r = 0; r < 9; ++r)
+            k[r] = g[r] * lt[3 * i] + g[9 + r] * lt[3 * i + 1] + g[18 + r] * lt[3 * i + 2];
+        kron_identity3(k, s.hess + 81 * i);
+    }
+    double gom[9];
+    zero<9>(gom);
+    elastic<3, 9>(1.0, s, area, gom, energy, grad, hess);
+}
+
+// As stvk_elastic with the PSD-projected Hessian: the stress-weighted
+// strain Hessian clamped in closed form (Stvk::elastic_projected).
+WEFT_HD void stvk_elastic_projected(const double* b, double area, const double* lt,
+                                    const double* q, double* energy, double* grad,
+                                    double* hess) {
+    double value[3], jac[27];
+    stvk_green_first_order(b, q, value, jac);
+    Strain<3, 9> s;
+    stvk_weighted_first_order(lt, value, jac, s);
+    double stress[3], clamp[81], gom[9];
+    stvk_transpose_apply(lt, s.value, stress);
+    stvk_clamped_stress_hessian(b, stress, clamp);
+    zero<9>(gom);
+    elastic_projected<3, 9>(1.0, s, area, gom, clamp, energy, grad, hess);
+}
+
+// Strain-rate dissipation A 1/2 eps_dot^T C_d eps_dot [SBO18 eq. 15-16]
+// (Stvk::dissipation): rate (3, the weighted rate L_d^T eps_dot), potential
+// (W), force (N, 9), velocity Jacobian (N s/m, 9x9) and, unless pjac is
+// null, the clamped position Jacobian (N/m, 9x9) [SBO18 §3.4].
+WEFT_HD void stvk_dissipation(const double* b, double area, const double* lt_d,
+                              const double* q, const double* qdot, double* rate,
+                              double* potential, double* force, double* vjac, double* pjac) {
+    double value[3], jac[27];
+    stvk_green_first_order(b, q, value, jac);
+    Strain<3, 9> s;
+    stvk_weighted_first_order(lt_d, value, jac, s);
+    dissipation_common<3, 9>(1.0, s, area, qdot, rate, potential, force, vjac);
+    if (!pjac) return;
+    double stress[3];
+    stvk_transpose_apply(lt_d, rate, stress);
+    stvk_clamped_stress_hessian(b, stress, pjac);
+    for (int r = 0; r < 81; ++r) pjac[r] *= -area;
+}
+
+// ===========================================================================
+// Discrete-shell hinge (hinge.rs): q = [x_0, x_1, x_2, x_3] (12, positions
+// only), x_0 x_1 the shared edge; the bending angle theta and its exact
+// derivatives by second-order forward differentiation over the edge
+// coordinates z = (e, a, b) = (x_1 - x_0, x_2 - x_0, x_3 - x_0); energy
+// 1/2 B Omega (theta - theta_rest)^2 with the constant measure Omega.
+// ===========================================================================
+
+// A scalar with gradient (9) and Hessian (9x9 row-major) over z.
+struct Jet9 {
+    double v;
+    double g[9];
+    double h[81];
+};
+
+// z_u . z_w for the 3-blocks u, w of z.
+WEFT_HD void jet_dot(const double* z, int u, int w, Jet9& out) {
+    zero<9>(out.g);
+    zero<81>(out.h);
+    for (int k = 0; k < 3; ++k) {
+        out.g[3 * u + k] += z[3 * w + k];
+        out.g[3 * w + k] += z[3 * u + k];
+        out.h[(3 * u + k) * 9 + 3 * w + k] += 1.0;
+        out.h[(3 * w + k) * 9 + 3 * u + k] += 1.0;
+    }
+    out.v = dot(load3(z + 3 * u), load3(z + 3 * w));
+}
+
+// The triple product e . (a x b) (hinge.rs Jet::triple).
+WEFT_HD void jet_triple(const double* z, Jet9& out) {
+    V3 e = load3(z), a = load3(z + 3), b = load3(z + 6);
+    store3(out.g, cross(a, b));
+    store3(out.g + 3, cross(b, e));
+    store3(out.g + 6, cross(e, a));
+    zero<81>(out.h);
+    V3 blocks[3] = {neg(b), a, neg(e)};
+    int us[3] = {0, 0, 1}, ws[3] = {1, 2, 2};
+    for (int t = 0; t < 3; ++t) {
+        double m[9];
+        skew(blocks[t], m);
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j) {
+                out.h[(3 * us[t] + i) * 9 + 3 * ws[t] + j] = m[3 * i + j];
+                out.h[(3 * ws[t] + j) * 9 + 3 * us[t] + i] = m[3 * i + j];
+            }
+    }
+    out.v = dot(e, cross(a, b));
+}
+
+// f(a) with f' = fa, f'' = faa (Jet::chain1).
+WEFT_HD void jet_chain1(const Jet9& a, double f, double fa, double faa, Jet9& out) {
+    for (int i = 0; i < 9; ++i)
+        for (int j = 0; j < 9; ++j) out.h[i * 9 + j] = a.h[i * 9 + j] * fa + a.g[i] * a.g[j] * faa;
+    for (int i = 0; i < 9; ++i) out.g[i] = a.g[i] * fa;
+    out.v = f;
+}
+
+// f(a, b) with its first and second partials (Jet::chain2).
+WEFT_HD void jet_chain2(const Jet9& a, const Jet9& b, double f, double fa, double fb, double faa,
+                        double fab, double fbb, Jet9& out) {
+    for (int i = 0; i < 9; ++i)
+        for (int j = 0; j < 9; ++j)
+            out.h[i * 9 + j] = a.h[i * 9 + j] * fa + b.h[i * 9 + j] * fb +
+                               a.g[i] * a.g[j] * faa + (a.g[i] * b.g[j] + a.g[j] * b.g[i]) * fab +
+                               b.g[i] * b.g[j] * fbb;
+    for (int i = 0; i < 9; ++i) out.g[i] = a.g[i] * fa + b.g[i] * fb;
+    out.v = f;
+}
+
+WEFT_HD void jet_mul(const Jet9& a, const Jet9& b, Jet9& out) {
+    jet_chain2(a, b, a.v * b.v, b.v, a.v, 0.0, 1.0, 0.0, out);
+}
+
+// The bending angle of q as a jet over z (hinge.rs angle_jet):
+// theta = atan2(-|e| e.(a x b), (e.b)(e.a) - |e|^2 (a.b)).
+WEFT_HD void hinge_angle_jet(const double* q, Jet9& th) {
+    double z[9];
+    for (int k = 0; k < 3; ++k)
+        for (int d = 0; d < 3; ++d) z[3 * k + d] = q[3 * (k + 1) + d] - q[d];
+    Jet9 ee, ea, eb, ab, len, t, tmp, s, c, tmp2;
+    jet_dot(z, 0, 0, ee);
+    jet_dot(z, 0, 1, ea);
+    jet_dot(z, 0, 2, eb);
+    jet_dot(z, 1, 2, ab);
+    double r = sqrt(ee.v);
+    jet_chain1(ee, r, 0.5 / r, -0.25 / (r * r * r), len);
+    jet_triple(z, t);
+    jet_mul(len, t, tmp);
+    jet_chain1(tmp, -len.v * t.v, -1.0, 0.0, s);
+    jet_mul(eb, ea, tmp);
+    jet_mul(ee, ab, tmp2);
+    c.v = tmp.v - tmp2.v;
+    for (int i = 0; i < 9; ++i) c.g[i] = tmp.g[i] - tmp2.g[i];
+    for (int i = 0; i < 81; ++i) c.h[i] = tmp.h[i] - tmp2.h[i];
+    double y = s.v, x = c.v;
+    double r2 = y * y + x * x, r4 = r2 * r2;
+    jet_chain2(s, c, atan2(y, x), x / r2, -y / r2, -2.0 * x * y / r4, (y * y - x * x) / r4,
+               2.0 * x * y / r4, th);
+}
+
+// Coefficient of vertex vtx's position in the edge block blk of z = P q.
+WEFT_HD double hinge_z_coefficient(int vtx, int blk) {
+    return vtx == 0 ? -1.0 : (vtx == blk + 1 ? 1.0 : 0.0);
+}
+
+// P^T g: a gradient over z (9) as one over q (12).
+WEFT_HD void hinge_to_q_gradient(const double* gz, double* g) {
+    zero<12>(g);
+    for (int v = 0; v < 4; ++v)
+        for (int u = 0; u < 3; ++u) {
+            double cv = hinge_z_coefficient(v, u);
+            if (cv != 0.0)
+                for (int k = 0; k < 3; ++k) g[3 * v + k] += cv * gz[3 * u + k];
+        }
+}
+
+// P^T H P: a Hessian over z (9x9) as one over q (12x12).
+WEFT_HD void hinge_to_q_hessian(const double* hz, double* h) {
+    zero<144>(h);
+    for (int v = 0; v < 4; ++v)
+        for (int u = 0; u < 3; ++u) {
+            double cv = hinge_z_coefficient(v, u);
+            if (cv == 0.0) continue;
+            for (int w = 0; w < 4; ++w)
+                for (int x = 0; x < 3; ++x) {
+                    double cw = hinge_z_coefficient(w, x);
+                    if (cw == 0.0) continue;
+                    for (int i = 0; i < 3; ++i)
+                        for (int j = 0; j < 3; ++j)
+                            h[(3 * v + i) * 12 + 3 * w + j] +=
+                                hz[(3 * u + i) * 9 + 3 * x + j] * (cv * cw);
+                }
+        }
+}
+
+// P^T (sigma grad^2_z theta)+ P (hinge.rs clamped): PSD, never softer
+// than the exact term [SBO18 §3.4].
+WEFT_HD void hinge_clamped(const Jet9& th, double sigma, double* out) {
+    double hz[81], hp[81];
+    for (int i = 0; i < 81; ++i) hz[i] = th.h[i] * sigma;
+    project_psd<9>(hz, hp);
+    hinge_to_q_hessian(hp, out);
+}
+
+// The strain theta - rest_angle (rad) of the angle jet th, with Jacobian
+// (1 x 12) and, when with_hessian, Hessian (12x12).
+WEFT_HD void hinge_strain_of(const Jet9& th, double rest_angle, int with_hessian,
+                             Strain<1, 12>& s) {
+    s.value[0] = th.v - rest_angle;
+    hinge_to_q_gradient(th.g, s.jac);
+    if (with_hessian) hinge_to_q_hessian(th.h, s.hess);
+}
+
+// Elastic energy 1/2 B Omega (theta - rest)^2 (J), gradient (N, 12) and the
+// exact (projected = 0) or PSD-projected (projected = 1) Hessian (N/m,
+// 12x12) from the angle jet (Hinge::elastic_and_dissipation).
+WEFT_HD void hinge_elastic_of(const Jet9& th, double rigidity, double measure,
+                              double rest_angle, int projected, double* energy, double* grad,
+                              double* hess) {
+    Strain<1, 12> s;
+    hinge_strain_of(th, rest_angle, !projected, s);
+    double gom[12];
+    zero<12>(gom);
+    if (projected) {
+        double clamp[144];
+        hinge_clamped(th, s.value[0], clamp);
+        elastic_projected<1, 12>(rigidity, s, measure, gom, clamp, energy, grad, hess);
+    } else {
+        elastic<1, 12>(rigidity, s, measure, gom, energy, grad, hess);
+    }
+}
+
+// Strain-rate dissipation 1/2 Omega k_d theta_dot^2 (Hinge::dissipation):
+// rate (1), potential (W), force (N, 12), velocity Jacobian (N s/m) and,
+// unless pjac is null, the clamped position Jacobian (N/m).
+WEFT_HD void hinge_dissipation_of(const Jet9& th, double kd, double measure, const double* qdot,
+                                  double* rate, double* potential, double* force, double* vjac,
+                                  double* pjac) {
+    Strain<1, 12> s;
+    hinge_strain_of(th, 0.0, 0, s);
+    dissipation_common<1, 12>(kd, s, measure, qdot, rate, potential, force, vjac);
+    if (!pjac) return;
+    hinge_clamped(th, rate[0], pjac);
+    double c = measure * kd;
+    for (int r = 0; r < 144; ++r) pjac[r] *= -c;
 }
 
 }  // namespace weft

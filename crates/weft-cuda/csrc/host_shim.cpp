@@ -187,4 +187,43 @@ int weft_segment_repulsion(const double* q, double d0, double k, double* e, doub
     return segment_repulsion(x, d0, k, e, g, hdiag);
 }
 
+void weft_stvk_elastic(const double* b, double area, const double* lt, const double* q, double* e,
+                       double* g, double* h) {
+    stvk_elastic(b, area, lt, q, e, g, h);
+}
+
+void weft_stvk_elastic_projected(const double* b, double area, const double* lt,
+                                 const double* q, double* e, double* g, double* h) {
+    stvk_elastic_projected(b, area, lt, q, e, g, h);
+}
+
+void weft_stvk_dissipation(const double* b, double area, const double* lt_d, const double* q,
+                           const double* qd, double* rate, double* w, double* f, double* vj,
+                           double* pj) {
+    stvk_dissipation(b, area, lt_d, q, qd, rate, w, f, vj, pj);
+}
+
+void weft_hinge_angle(const double* q, double* value, double* jac, double* hess) {
+    Jet9 th;
+    hinge_angle_jet(q, th);
+    Strain<1, 12> s;
+    hinge_strain_of(th, 0.0, 1, s);
+    value[0] = s.value[0];
+    copy<12>(s.jac, jac);
+    copy<144>(s.hess, hess);
+}
+
+void weft_hinge_elastic(double k, double measure, double rest, int projected, const double* q,
+                        double* e, double* g, double* h) {
+    Jet9 th;
+    hinge_angle_jet(q, th);
+    hinge_elastic_of(th, k, measure, rest, projected, e, g, h);
+}
+
+void weft_hinge_dissipation(double kd, double measure, const double* q, const double* qd,
+                            double* rate, double* w, double* f, double* vj, double* pj) {
+    Jet9 th;
+    hinge_angle_jet(q, th);
+    hinge_dissipation_of(th, kd, measure, qd, rate, w, f, vj, pj);
+}
 }  // extern "C"

@@ -197,6 +197,15 @@ pub struct DeviceSystem<'b> {
     shear: [CudaSlice<u32>; 4],
     shear_spacing: CudaSlice<f64>,
     shear_offsets: Vec<usize>,
+    /// Membrane triangles: nodes, blocks, colour elements; per-triangle
+    /// data ([`AssemblyPlan::tri_data`]); colour offsets.
+    tri: [CudaSlice<u32>; 3],
+    tri_data: CudaSlice<f64>,
+    tri_offsets: Vec<usize>,
+    /// Hinges: nodes, blocks, colour elements; data; colour offsets.
+    hinge: [CudaSlice<u32>; 3],
+    hinge_data: CudaSlice<f64>,
+    hinge_offsets: Vec<usize>,
     /// Seam ties: nodes (3 each), weights, blocks (9 each), count.
     tie_nodes: CudaSlice<u32>,
     tie_t: CudaSlice<f64>,
@@ -309,16 +318,19 @@ fn reduce_into(
     Ok(v[0])
 }
 
-/// Uploads one element type's `u32` arrays (nodes, material, blocks, colour
-/// elements), each padded to one entry when empty (see [`nonempty`]).
-fn u32_slices(s: &Arc<CudaStream>, arrays: [&[u32]; 4]) -> Result<[CudaSlice<u32>; 4], CudaError> {
-    let [a, b, c, d] = arrays.map(nonempty);
-    Ok([
-        s.clone_htod(&a)?,
-        s.clone_htod(&b)?,
-        s.clone_htod(&c)?,
-        s.clone_htod(&d)?,
-    ])
+/// Uploads one element type's `u32` arrays (e.g. nodes, material, blocks,
+/// colour elements), each padded to one entry when empty (see [`nonempty`]).
+fn u32_slices<const N: usize>(
+    s: &Arc<CudaStream>,
+    arrays: [&[u32]; N],
+) -> Result<[CudaSlice<u32>; N], CudaError> {
+    let slices = arrays
+        .iter()
+        .map(|a| s.clone_htod(&nonempty(a)))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(slices
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("N slices from N arrays")))
 }
 
 /// The `(start, end)` element ranges of the colours with offsets `offsets`
@@ -386,6 +398,26 @@ impl<'b> DeviceSystem<'b> {
             )?,
             shear_spacing: s.clone_htod(&nonempty(&plan.shear_spacing))?,
             shear_offsets: plan.shear_colours.offsets.clone(),
+            tri: u32_slices(
+                s,
+                [
+                    &plan.tri_nodes,
+                    &plan.tri_blocks,
+                    &plan.tri_colours.elements,
+                ],
+            )?,
+            tri_data: s.clone_htod(&nonempty(&plan.tri_data))?,
+            tri_offsets: plan.tri_colours.offsets.clone(),
+            hinge: u32_slices(
+                s,
+                [
+                    &plan.hinge_nodes,
+                    &plan.hinge_blocks,
+                    &plan.hinge_colours.elements,
+                ],
+            )?,
+            hinge_data: s.clone_htod(&nonempty(&plan.hinge_data))?,
+            hinge_offsets: plan.hinge_colours.offsets.clone(),
             tie_nodes: s.clone_htod(&up_u(&plan.tie_nodes))?,
             tie_t: s.clone_htod(&nonempty(&plan.tie_t))?,
             tie_blocks: s.clone_htod(&up_u(&plan.tie_blocks))?,
@@ -623,6 +655,42 @@ impl<'b> DeviceSystem<'b> {
                     .arg(&flags)
                     .arg(&mut self.energies)
                     .launch(grid(e - o))?;
+            }
+        }
+        for (name, nodes, data, offsets) in [
+            (
+                "weft_assemble_triangles",
+                &self.tri,
+                &self.tri_data,
+                &self.tri_offsets,
+            ),
+            (
+                "weft_assemble_hinges",
+                &self.hinge,
+                &self.hinge_data,
+                &self.hinge_offsets,
+            ),
+        ] {
+            for (o, e) in colour_ranges(offsets) {
+                let count = (e - o) as i32;
+                let elems = nodes[2].slice(o..e);
+                unsafe {
+                    s.launch_builder(b.f(name))
+                        .arg(&elems)
+                        .arg(&count)
+                        .arg(&nodes[0])
+                        .arg(data)
+                        .arg(&nodes[1])
+                        .arg(&self.q_n)
+                        .arg(&self.v)
+                        .arg(&h)
+                        .arg(&mut self.residual)
+                        .arg(&mut self.values)
+                        .arg(&wm)
+                        .arg(&flags)
+                        .arg(&mut self.energies)
+                        .launch(grid(e - o))?;
+                }
             }
         }
         let na = self.anchor_count as i32;

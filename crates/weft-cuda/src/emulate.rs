@@ -77,6 +77,36 @@ mod ffi {
             jacobian_flags: i32,
             energies: *mut f64,
         );
+        pub fn weft_assemble_triangles(
+            elems: *const u32,
+            count: i32,
+            tri_nodes: *const u32,
+            tri_data: *const f64,
+            tri_blocks: *const u32,
+            q_n: *const f64,
+            v: *const f64,
+            h: f64,
+            residual: *mut f64,
+            values: *mut f64,
+            with_matrix: i32,
+            jacobian_flags: i32,
+            energies: *mut f64,
+        );
+        pub fn weft_assemble_hinges(
+            elems: *const u32,
+            count: i32,
+            hinge_nodes: *const u32,
+            hinge_data: *const f64,
+            hinge_blocks: *const u32,
+            q_n: *const f64,
+            v: *const f64,
+            h: f64,
+            residual: *mut f64,
+            values: *mut f64,
+            with_matrix: i32,
+            jacobian_flags: i32,
+            energies: *mut f64,
+        );
         pub fn weft_assemble_shear(
             elems: *const u32,
             count: i32,
@@ -463,6 +493,50 @@ pub fn assemble(
                     v.as_ptr(),
                     h,
                     plan.shear_threshold,
+                    residual.as_mut_ptr(),
+                    vals,
+                    wm,
+                    flags,
+                    en.as_mut_ptr(),
+                )
+            );
+        }
+        for c in 0..plan.tri_colours.colours() {
+            let elems = plan.tri_colours.colour(c);
+            launch!(
+                weft_emu_assembly_block,
+                elems.len(),
+                ffi::weft_assemble_triangles(
+                    elems.as_ptr(),
+                    elems.len() as i32,
+                    plan.tri_nodes.as_ptr(),
+                    plan.tri_data.as_ptr(),
+                    plan.tri_blocks.as_ptr(),
+                    q_n.as_ptr(),
+                    v.as_ptr(),
+                    h,
+                    residual.as_mut_ptr(),
+                    vals,
+                    wm,
+                    flags,
+                    en.as_mut_ptr(),
+                )
+            );
+        }
+        for c in 0..plan.hinge_colours.colours() {
+            let elems = plan.hinge_colours.colour(c);
+            launch!(
+                weft_emu_assembly_block,
+                elems.len(),
+                ffi::weft_assemble_hinges(
+                    elems.as_ptr(),
+                    elems.len() as i32,
+                    plan.hinge_nodes.as_ptr(),
+                    plan.hinge_data.as_ptr(),
+                    plan.hinge_blocks.as_ptr(),
+                    q_n.as_ptr(),
+                    v.as_ptr(),
+                    h,
                     residual.as_mut_ptr(),
                     vals,
                     wm,

@@ -198,6 +198,58 @@ mod ffi {
             vj: *mut f64,
             pj: *mut f64,
         ) -> i32;
+        pub fn weft_stvk_elastic(
+            b: *const f64,
+            area: f64,
+            lt: *const f64,
+            q: *const f64,
+            e: *mut f64,
+            g: *mut f64,
+            h: *mut f64,
+        );
+        pub fn weft_stvk_elastic_projected(
+            b: *const f64,
+            area: f64,
+            lt: *const f64,
+            q: *const f64,
+            e: *mut f64,
+            g: *mut f64,
+            h: *mut f64,
+        );
+        pub fn weft_stvk_dissipation(
+            b: *const f64,
+            area: f64,
+            lt_d: *const f64,
+            q: *const f64,
+            qd: *const f64,
+            rate: *mut f64,
+            w: *mut f64,
+            f: *mut f64,
+            vj: *mut f64,
+            pj: *mut f64,
+        );
+        pub fn weft_hinge_angle(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
+        pub fn weft_hinge_elastic(
+            k: f64,
+            measure: f64,
+            rest: f64,
+            projected: i32,
+            q: *const f64,
+            e: *mut f64,
+            g: *mut f64,
+            h: *mut f64,
+        );
+        pub fn weft_hinge_dissipation(
+            kd: f64,
+            measure: f64,
+            q: *const f64,
+            qd: *const f64,
+            rate: *mut f64,
+            w: *mut f64,
+            f: *mut f64,
+            vj: *mut f64,
+            pj: *mut f64,
+        );
         pub fn weft_shear_scalar_strain(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
         pub fn weft_shear_small_angle_strain(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
         pub fn weft_shear_jamming_from_geometry(r: f64, l: f64, thr: f64, out: *mut f64);
@@ -579,6 +631,144 @@ pub fn bending_dissipation(
             vj,
             pj,
         )
+    }))
+}
+
+/// The rest data of a StVK membrane triangle as the kernels take it
+/// (`kernels/weft_elements.cuh`, `weft_potentials::stvk`): the rest-frame
+/// vectors `b_k` of `F = Σ_k x_k b_kᵀ` (1/m), the rest area (m²) and the
+/// moduli as `Lᵀ` with `L Lᵀ = C` (row-major, √(N/m)).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostTriangle {
+    /// `b_0, b_1, b_2` (2 each), 1/m.
+    pub b: [f64; 6],
+    /// Rest area `A` (m²).
+    pub area: f64,
+    /// `Lᵀ` (3x3 row-major) of the elastic moduli `C` (√(N/m)) or, for
+    /// [`stvk_dissipation`], of the damping moduli `C_d` (√(N·s/m)).
+    pub factor: [f64; 9],
+}
+
+/// StVK membrane energy `A ½ εᵀ C ε` (J) with gradient (9, N) and exact
+/// Hessian (9x9, N/m) at `q = [x_0, x_1, x_2]` (m) [SBO18 eq. 13].
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn stvk_elastic(t: &HostTriangle, q: &[f64; 9]) -> Result<HostEval, HostError> {
+    shim!(filled_eval(9, |e, g, h| {
+        ffi::weft_stvk_elastic(t.b.as_ptr(), t.area, t.factor.as_ptr(), q.as_ptr(), e, g, h)
+    }))
+}
+
+/// As [`stvk_elastic`] with the stress-weighted strain Hessian clamped to
+/// PSD in closed form (`(Σ_c S_c G_c)⁺ ⊗ I₃`) [SBO18 §3.4].
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn stvk_elastic_projected(t: &HostTriangle, q: &[f64; 9]) -> Result<HostEval, HostError> {
+    shim!(filled_eval(9, |e, g, h| {
+        ffi::weft_stvk_elastic_projected(
+            t.b.as_ptr(),
+            t.area,
+            t.factor.as_ptr(),
+            q.as_ptr(),
+            e,
+            g,
+            h,
+        )
+    }))
+}
+
+/// StVK strain-rate dissipation `A ½ ε̇ᵀ C_d ε̇` [SBO18 eq. 15-16] at `q`
+/// (m) and `qdot` (m/s), `t.factor` the damping moduli's `L_dᵀ`: the
+/// weighted rate `L_dᵀ ε̇` (3, √(N·s/m)/s), potential (W), force (N),
+/// velocity Jacobian (N·s/m) and clamped position Jacobian (N/m).
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn stvk_dissipation(
+    t: &HostTriangle,
+    q: &[f64; 9],
+    qdot: &[f64; 9],
+) -> Result<HostDissipation, HostError> {
+    shim!({
+        let mut d = filled_dissipation(3, 9, |rate, w, f, vj, pj| {
+            ffi::weft_stvk_dissipation(
+                t.b.as_ptr(),
+                t.area,
+                t.factor.as_ptr(),
+                q.as_ptr(),
+                qdot.as_ptr(),
+                rate,
+                w,
+                f,
+                vj,
+                pj,
+            );
+            // Three rate components: keep them all.
+            1i32
+        });
+        d.small_angle = false;
+        d
+    })
+}
+
+/// Discrete-shell bending angle `θ` (rad) of the hinge `q = [x_0, x_1,
+/// x_2, x_3]` (m) with Jacobian (1x12) and Hessian (12x12)
+/// (`weft_potentials::hinge::angle`).
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn hinge_angle(q: &[f64; 12]) -> Result<HostStrain, HostError> {
+    shim!(filled_strain(1, 12, |v, j, h| ffi::weft_hinge_angle(
+        q.as_ptr(),
+        v,
+        j,
+        h
+    )))
+}
+
+/// Hinge energy `½ B Ω (θ - θ̄)²` (J) with gradient (N) and the exact or
+/// (`projected`) PSD-projected Hessian (N/m); `rigidity` `B` in N·m,
+/// `measure` `Ω` dimensionless, `rest_angle` `θ̄` in rad.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn hinge_elastic(
+    rigidity: f64,
+    measure: f64,
+    rest_angle: f64,
+    projected: bool,
+    q: &[f64; 12],
+) -> Result<HostEval, HostError> {
+    shim!(filled_eval(12, |e, g, h| {
+        ffi::weft_hinge_elastic(
+            rigidity,
+            measure,
+            rest_angle,
+            i32::from(projected),
+            q.as_ptr(),
+            e,
+            g,
+            h,
+        )
+    }))
+}
+
+/// Hinge strain-rate dissipation `½ Ω k_d θ̇²` (`k_d` in N·m·s) at `q`
+/// (m), `qdot` (m/s), with the position Jacobian clamped over the edge
+/// coordinates.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn hinge_dissipation(
+    k_d: f64,
+    measure: f64,
+    q: &[f64; 12],
+    qdot: &[f64; 12],
+) -> Result<HostDissipation, HostError> {
+    shim!(filled_dissipation(1, 12, |rate, w, f, vj, pj| {
+        ffi::weft_hinge_dissipation(k_d, measure, q.as_ptr(), qdot.as_ptr(), rate, w, f, vj, pj)
     }))
 }
 

@@ -45,6 +45,8 @@ pub const ASSEMBLY: KernelSource = KernelSource {
         "weft_assemble_segments",
         "weft_assemble_bending",
         "weft_assemble_shear",
+        "weft_assemble_triangles",
+        "weft_assemble_hinges",
         "weft_assemble_anchors",
         "weft_assemble_colliders",
         "weft_assemble_planes",

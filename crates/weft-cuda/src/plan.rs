@@ -167,6 +167,29 @@ pub struct AssemblyPlan {
     pub shear_blocks: Vec<u32>,
     /// Shear colouring.
     pub shear_colours: Colouring,
+    /// Membrane-triangle nodes, 3 per triangle (`fabric.elements.triangles`).
+    pub tri_nodes: Vec<u32>,
+    /// Per triangle [`TRI_DATA`] values: the rest vectors `b_0, b_1, b_2`
+    /// (6, 1/m), the rest area (m²), `Lᵀ` of the moduli (9, row-major,
+    /// √(N/m)), `L_dᵀ` of the damping moduli (9, √(N·s/m); zero without
+    /// strain-rate damping) and the Rayleigh `β` (s; 0 for none)
+    /// (`weft_potentials::stvk::Stvk`).
+    pub tri_data: Vec<f64>,
+    /// Block indices per triangle, 9 (node pairs row-major).
+    pub tri_blocks: Vec<u32>,
+    /// Triangle colouring.
+    pub tri_colours: Colouring,
+    /// Hinge nodes `(x_0, x_1, x_2, x_3)`, 4 per hinge
+    /// (`fabric.elements.hinges`).
+    pub hinge_nodes: Vec<u32>,
+    /// Per hinge [`HINGE_DATA`] values: rigidity `B` (N·m), rest angle
+    /// (rad), measure `Ω`, strain-rate damping `k_d` (N·m·s; 0 for none)
+    /// (`weft_potentials::hinge::Hinge`).
+    pub hinge_data: Vec<f64>,
+    /// Block indices per hinge, 16 (node pairs row-major).
+    pub hinge_blocks: Vec<u32>,
+    /// Hinge colouring.
+    pub hinge_colours: Colouring,
     /// Seam-tie nodes `(yarn end, a, b)`, 3 per tie ([`Assembler::ties`]).
     pub tie_nodes: Vec<u32>,
     /// Interpolation weight `t` per tie.
@@ -239,6 +262,13 @@ pub struct AssemblyPlan {
     /// between phases).
     pub drag: f64,
 }
+
+/// Values per membrane triangle in [`AssemblyPlan::tri_data`]
+/// (`WEFT_TRI_DATA` of `kernels/weft_assembly.cu`).
+pub const TRI_DATA: usize = 26;
+
+/// Values per hinge in [`AssemblyPlan::hinge_data`] (`WEFT_HINGE_DATA`).
+pub const HINGE_DATA: usize = 4;
 
 /// The kernels' `jacobian_flags` argument (`kernels/weft_assembly.cu`):
 /// bit 0 `exact_hessians`, bit 1 `dissipation_position_jacobian`, which an
@@ -326,6 +356,14 @@ impl AssemblyPlan {
             shear_spacing: Vec::new(),
             shear_blocks: Vec::new(),
             shear_colours: Colouring::from_colours(assembler.shear_colours()),
+            tri_nodes: Vec::new(),
+            tri_data: Vec::with_capacity(TRI_DATA * el.triangles.len()),
+            tri_blocks: Vec::new(),
+            tri_colours: Colouring::from_colours(assembler.triangle_colours()),
+            hinge_nodes: Vec::new(),
+            hinge_data: Vec::with_capacity(HINGE_DATA * el.hinges.len()),
+            hinge_blocks: Vec::new(),
+            hinge_colours: Colouring::from_colours(assembler.hinge_colours()),
             tie_nodes: Vec::new(),
             tie_t: Vec::new(),
             tie_blocks: Vec::new(),
@@ -411,6 +449,39 @@ impl AssemblyPlan {
             p.shear_spacing.push(x.rest_spacing);
             for k in 0..9 {
                 p.shear_blocks.push(idx(ns[k / 3], ns[k % 3])?);
+            }
+        }
+        for (t, st) in el.triangles.iter().zip(assembler.membranes()) {
+            for &y in &t.nodes {
+                p.tri_nodes.push(u32_of(y, "node")?);
+            }
+            let rest = st.rest();
+            p.tri_data.extend(rest.b.iter().flat_map(|b| [b[0], b[1]]));
+            p.tri_data.push(rest.area);
+            let row_major =
+                |m: &nalgebra::Matrix3<f64>| (0..9).map(|i| m[(i / 3, i % 3)]).collect::<Vec<_>>();
+            p.tri_data.extend(row_major(st.stiffness_factor()));
+            match st.damping_factor() {
+                Some(m) => p.tri_data.extend(row_major(m)),
+                None => p.tri_data.extend([0.0; 9]),
+            }
+            p.tri_data.push(t.rayleigh_beta);
+            for k in 0..9 {
+                p.tri_blocks.push(idx(t.nodes[k / 3], t.nodes[k % 3])?);
+            }
+        }
+        for (hg, hinge) in el.hinges.iter().zip(assembler.shell_hinges()) {
+            for &y in &hg.nodes {
+                p.hinge_nodes.push(u32_of(y, "node")?);
+            }
+            p.hinge_data.extend([
+                hinge.rigidity(),
+                hinge.rest_angle(),
+                hinge.measure(),
+                hg.damping,
+            ]);
+            for k in 0..16 {
+                p.hinge_blocks.push(idx(hg.nodes[k / 4], hg.nodes[k % 4])?);
             }
         }
         for t in assembler.ties() {

@@ -75,12 +75,6 @@ pub enum Unsupported {
     /// (`weft_solver::assembly::ContactModel::segments`).
     #[error("segment contact against colliders is not implemented by the CUDA kernels")]
     SegmentContact,
-    /// Triangle-mesh cloth: membrane triangles or discrete-shell hinges
-    /// (`weft_core::Elements::triangles`, `hinges`).
-    #[error(
-        "triangle-mesh cloth (StVK membrane triangles and discrete-shell hinges) is not implemented by the CUDA kernels; use the CPU backend"
-    )]
-    TriangleMesh,
     /// Indices beyond the kernels' 32-bit range.
     #[error("{0} exceeds the kernels' 32-bit index range")]
     TooLarge(&'static str),
@@ -101,10 +95,6 @@ pub fn check_supported(sim: &Simulation) -> Result<(), Unsupported> {
     }
     if a.contact.segments {
         return Err(Unsupported::SegmentContact);
-    }
-    let el = &a.fabric.elements;
-    if !el.triangles.is_empty() || !el.hinges.is_empty() {
-        return Err(Unsupported::TriangleMesh);
     }
     if 5 * a.fabric.node_count() > i32::MAX as usize {
         return Err(Unsupported::TooLarge("5 x node count"));

@@ -1,6 +1,7 @@
 //! Host parity: the element math of `kernels/*.cuh`, compiled for the host
 //! by build.rs, against `weft-potentials` (and the collider code of
-//! `weft-solver`) on random configurations, element by element.
+//! `weft-solver`) on random configurations, element by element: the yarn
+//! elements and the triangle-mesh cloth's StVK triangles and hinges.
 //!
 //! Error measure: for every output quantity separately (energy, gradient,
 //! Hessian, strain value, Jacobian, component Hessians, strain rate,
@@ -22,8 +23,8 @@ use std::collections::BTreeMap;
 use weft_cuda::host::{self, GpuCollider, HostDissipation, HostEval, HostStrain};
 use weft_potentials::testing::xorshift;
 use weft_potentials::{
-    Dissipation, ElementEval, Strain, bending, contact, element, friction, gravity, inertia, shear,
-    stretch,
+    Dissipation, ElementEval, Strain, bending, contact, element, friction, gravity, hinge, inertia,
+    shear, stretch, stvk,
 };
 use weft_solver::collide::{Capsule, Collider, Plane, Sphere};
 
@@ -949,4 +950,150 @@ fn acceptance_and_anchor_math_match_the_cpu() {
         "{pulled} pulled, {floored} at the floor"
     );
     report("acceptance/anchor update");
+}
+
+/// A random rest triangle (2D, edges 1-4 mm) and the same triangle placed
+/// in 3D, rotated, translated and strained by up to ±30 % per direction
+/// (compressed ones make the clamps act).
+fn triangle_config(r: &mut impl FnMut() -> f64) -> ([[f64; 2]; 3], SVector<f64, 9>) {
+    let rest = loop {
+        let p: [[f64; 2]; 3] = std::array::from_fn(|_| [0.002 * r(), 0.002 * r()]);
+        let area = 0.5
+            * ((p[1][0] - p[0][0]) * (p[2][1] - p[0][1])
+                - (p[2][0] - p[0][0]) * (p[1][1] - p[0][1]))
+                .abs();
+        if area > 2e-7 {
+            break p;
+        }
+    };
+    let (e0, e1) = {
+        let a = unit(r);
+        (a, perp(r, &a))
+    };
+    let shift = Vector3::new(r(), r(), r()) * 0.01;
+    let (s0, s1, sh) = (1.0 + 0.3 * r(), 1.0 + 0.3 * r(), 0.2 * r());
+    let mut q = SVector::<f64, 9>::zeros();
+    for (k, p) in rest.iter().enumerate() {
+        let x = shift + e0 * (s0 * p[0] + sh * p[1]) + e1 * (s1 * p[1]) + unit(r) * 1e-4 * r();
+        q.fixed_rows_mut::<3>(3 * k).copy_from(&x);
+    }
+    (rest, q)
+}
+
+/// Symmetric positive-definite moduli (N/m): isotropic or orthotropic.
+fn moduli(r: &mut impl FnMut() -> f64, scale: f64) -> nalgebra::Matrix3<f64> {
+    let iso = stvk::isotropic(scale * logu(r, 0.1, 2.0), scale * logu(r, 0.1, 2.0));
+    let a = nalgebra::Matrix3::from_fn(|_, _| r());
+    iso + a * a.transpose() * (0.3 * scale * (r() + 1.0))
+}
+
+fn host_triangle(t: &stvk::Stvk, factor: &nalgebra::Matrix3<f64>) -> host::HostTriangle {
+    let b = &t.rest().b;
+    host::HostTriangle {
+        b: [b[0][0], b[0][1], b[1][0], b[1][1], b[2][0], b[2][1]],
+        area: t.area(),
+        factor: std::array::from_fn(|i| factor[(i / 3, i % 3)]),
+    }
+}
+
+#[test]
+fn stvk_triangle_matches_weft_potentials() {
+    if skip() {
+        return;
+    }
+    let mut r = xorshift(0x5eed_0011);
+    let mut clamped = 0;
+    for _ in 0..SAMPLES {
+        let (rest, q) = triangle_config(&mut r);
+        let c = moduli(&mut r, 100.0);
+        let c_d = moduli(&mut r, 0.1);
+        let t = stvk::Stvk::new(rest, &c, &c_d).expect("valid triangle");
+        let qd = vel::<9>(&mut r, 0.1);
+        let ht = host_triangle(&t, t.stiffness_factor());
+        let exact = t.elastic(&q);
+        check_eval("stvk", &host::stvk_elastic(&ht, &arr(&q)).unwrap(), &exact);
+        let projected = t.elastic_projected(&q);
+        if (projected.hessian - exact.hessian).norm() > 1e-9 * exact.hessian.norm() {
+            clamped += 1;
+        }
+        check_eval(
+            "stvk projected",
+            &host::stvk_elastic_projected(&ht, &arr(&q)).unwrap(),
+            &projected,
+        );
+        let hd = host_triangle(&t, t.damping_factor().expect("damped"));
+        check_diss(
+            "stvk dissipation",
+            &host::stvk_dissipation(&hd, &arr(&q), &arr(&qd)).unwrap(),
+            &t.dissipation(&q, &qd).expect("damped"),
+        );
+    }
+    // The clamp acts in a good share of the samples (compressed ones).
+    assert!(clamped > SAMPLES / 5, "clamp active in {clamped} samples");
+    report("stvk");
+}
+
+/// A hinge with bending angle about `theta` (rad): edge 1-3 mm, wings at
+/// random heights, small random perturbations.
+fn hinge_config(r: &mut impl FnMut() -> f64, theta: f64) -> ([[f64; 3]; 4], SVector<f64, 12>) {
+    let e = unit(r);
+    let n = perp(r, &e);
+    let side = e.cross(&n);
+    let len = 0.001 * (2.0 + r());
+    let x0 = Vector3::new(r(), r(), r()) * 0.01;
+    let x1 = x0 + e * len;
+    let wing = |t: f64, w: f64, angle: f64| {
+        x0 + e * (len * t) + (side * angle.cos() + n * angle.sin()) * w
+    };
+    let x2 = wing(0.5 + 0.3 * r(), 0.001 * (1.5 + r()), 0.0);
+    let x3 = wing(0.5 + 0.3 * r(), -0.001 * (1.5 + r()), theta);
+    let rest_x3 = wing(0.5 + 0.3 * r(), -0.001 * (1.5 + r()), 0.2 * r());
+    let pts = [x0, x1, x2, x3];
+    let rest = [x0, x1, x2, rest_x3].map(|p| [p.x, p.y, p.z]);
+    let q = SVector::<f64, 12>::from_fn(|i, _| pts[i / 3][i % 3] + 1e-5 * r());
+    (rest, q)
+}
+
+#[test]
+fn discrete_shell_hinge_matches_weft_potentials() {
+    if skip() {
+        return;
+    }
+    let mut r = xorshift(0x5eed_0012);
+    let deg = std::f64::consts::PI / 180.0;
+    for i in 0..SAMPLES {
+        let theta = match i % 4 {
+            0 => 0.0,
+            1 => 5.0 * deg * r(),
+            2 => 60.0 * deg * r(),
+            _ => 150.0 * deg * r(),
+        };
+        let (rest, q) = hinge_config(&mut r, theta);
+        let k = logu(&mut r, 1e-6, 1e-4);
+        let kd = k * logu(&mut r, 1e-3, 1e-1);
+        let hg = hinge::Hinge::new(rest, k).expect("valid hinge");
+        let qd = vel::<12>(&mut r, 0.1);
+        let (om, rest_angle) = (hg.measure(), hg.rest_angle());
+        check_strain(
+            "hinge angle",
+            &host::hinge_angle(&arr(&q)).unwrap(),
+            &hinge::angle(&q),
+        );
+        check_eval(
+            "hinge",
+            &host::hinge_elastic(k, om, rest_angle, false, &arr(&q)).unwrap(),
+            &hg.elastic(&q),
+        );
+        check_eval(
+            "hinge projected",
+            &host::hinge_elastic(k, om, rest_angle, true, &arr(&q)).unwrap(),
+            &hg.elastic_projected(&q),
+        );
+        check_diss(
+            "hinge dissipation",
+            &host::hinge_dissipation(kd, om, &arr(&q), &arr(&qd)).unwrap(),
+            &hg.dissipation(kd, &q, &qd),
+        );
+    }
+    report("hinge");
 }

@@ -348,6 +348,11 @@ impl Hinge {
         })
     }
 
+    /// Bending rigidity `B` (N·m).
+    pub fn rigidity(&self) -> f64 {
+        self.rigidity
+    }
+
     /// Rest angle `θ̄` (rad).
     pub fn rest_angle(&self) -> f64 {
         self.rest_angle

@@ -146,6 +146,23 @@ impl Stvk {
         self.rest.area
     }
 
+    /// The rest shape (`bᵢ`, area).
+    pub fn rest(&self) -> &TriangleRest {
+        &self.rest
+    }
+
+    /// `Lᵀ` (3x3, √(N/m)) with `L Lᵀ = C`: the elastic moduli as the CUDA
+    /// kernels take them (`kernels/weft_elements.cuh`).
+    pub fn stiffness_factor(&self) -> &Matrix3<f64> {
+        &self.lt
+    }
+
+    /// `L_dᵀ` (3x3, √(N·s/m)) with `L_d L_dᵀ = C_d`, or `None` for a
+    /// triangle without strain-rate damping.
+    pub fn damping_factor(&self) -> Option<&Matrix3<f64>> {
+        self.lt_d.as_ref()
+    }
+
     /// Deformation gradient `F` (3x2) at `q` (shape 9, m).
     pub fn deformation_gradient(&self, q: &SVector<f64, DOFS>) -> SMatrix<f64, 3, 2> {
         self.rest.deformation_gradient(std::array::from_fn(|i| {

@@ -582,6 +582,31 @@ impl Assembler {
         &self.shear_colours
     }
 
+    /// The greedy colouring of the membrane triangles
+    /// (`fabric.elements.triangles`), as [`Assembler::segment_colours`].
+    pub fn triangle_colours(&self) -> &[Vec<u32>] {
+        &self.tri_colours
+    }
+
+    /// The greedy colouring of the discrete-shell hinges
+    /// (`fabric.elements.hinges`), as [`Assembler::segment_colours`].
+    pub fn hinge_colours(&self) -> &[Vec<u32>] {
+        &self.hinge_colours
+    }
+
+    /// The StVK elements of the membrane triangles, one per
+    /// `fabric.elements.triangles` entry (built once from their rest shapes
+    /// and moduli).
+    pub fn membranes(&self) -> &[Stvk] {
+        &self.membranes
+    }
+
+    /// The discrete-shell hinge elements, one per `fabric.elements.hinges`
+    /// entry.
+    pub fn shell_hinges(&self) -> &[Hinge] {
+        &self.hinges
+    }
+
     /// Assembles the residual `R = M(q_n)(v - v_n) - h f(q_n + h v, v)` into
     /// `residual` (length `5 n`, N·s; fixed DOFs not masked) and, if
     /// `with_matrix`, the system matrix into [`Assembler::matrix`].
