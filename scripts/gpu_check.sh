@@ -6,7 +6,7 @@
 #
 # `run` prints each part's tail and writes one log per part to OUTDIR:
 # doctor.log, device.log, nvrtc.log, gpu.log, trajectory_SCENE.log (one
-# per scene of the GPU trajectory test), bench.log. Each part has a
+# per scene of the GPU trajectory test), bench.log, bench_stvk.log. Each part has a
 # time limit (seconds, override with the environment variables below), so
 # a slow part cannot use up the machine's time; the bench prints each row
 # as it is measured, so a stopped bench keeps its finished rows.
@@ -56,13 +56,15 @@ run)
     # sphere and attachment scenes pass in 64 s each; the moving mesh box
     # did not finish in 70 s, the stacked patches not in 115 s).
     part gpu "${GPU_TEST_LIMIT:-120}" "$b/gpu" --nocapture --test-threads=1 --skip gpu_trajectory
-    for scene in seam_ties patch_on_a_moving_mesh_box stacked_patches_self_collision \
+    for scene in triangle_mesh_cloth seam_ties patch_on_a_moving_mesh_box stacked_patches_self_collision \
         patch_on_a_sphere drag_and_attachments; do
         part "trajectory_$scene" "${GPU_TRAJECTORY_LIMIT:-90}" "$b/gpu" --nocapture \
             --exact "gpu_trajectory_$scene"
     done
     part bench "${GPU_BENCH_LIMIT:-180}" "$b/weft" bench --backend cuda \
         --nodes 100000 --nodes 1000000 --nodes 4000000 --step-max-nodes 100000
+    part bench_stvk "${GPU_BENCH_STVK_LIMIT:-90}" "$b/weft" bench --model stvk \
+        --backend cuda --nodes 10000 --nodes 100000
     ;;
 *)
     sed -n '2,11p' "$0"

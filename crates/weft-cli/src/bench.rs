@@ -704,6 +704,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 struct TriangleRecord {
     /// `stvk`, `sbd` or `yarn`.
     model: &'static str,
+    /// `cpu` or `cuda` (only `stvk` runs on CUDA).
+    backend: &'static str,
     /// Vertices (yarn: crossings, one node each).
     vertices: usize,
     /// Membrane triangles (0 for the yarn model).
@@ -733,21 +735,42 @@ fn timed_steps(vertices: usize) -> (usize, usize) {
 }
 
 /// A model's step of 5 ms, returning its Newton iterations.
-type Stepper = Box<dyn FnMut() -> Result<usize>>;
+type Stepper<'a> = Box<dyn FnMut() -> Result<usize> + 'a>;
 
-/// The implicit simulation's step of 5 ms (adaptive steps of at most 5 ms).
-fn implicit_stepper(fabric: weft_core::Fabric) -> Stepper {
+/// The implicit simulation of the bench square under gravity, steps of at
+/// most 5 ms.
+fn implicit_simulation(fabric: weft_core::Fabric) -> Simulation {
     let settings = Settings {
         dt: 0.005,
         dt_max: 0.005,
         ..Settings::default()
     };
-    let mut sim = Simulation::new(fabric, Vector3::new(0.0, -9.81, 0.0), settings, Vec::new());
+    Simulation::new(fabric, Vector3::new(0.0, -9.81, 0.0), settings, Vec::new())
+}
+
+/// The implicit simulation's step of 5 ms (adaptive steps of at most 5 ms)
+/// on the CPU.
+fn implicit_stepper(fabric: weft_core::Fabric) -> Stepper<'static> {
+    let mut sim = implicit_simulation(fabric);
     Box::new(move || {
         let t = sim.t + 0.005;
         let stats = sim.advance_to(t, |_, _| {})?;
         Ok(stats.iter().map(|s| s.newton_iterations).sum())
     })
+}
+
+/// As [`implicit_stepper`] on the engine `selected` (the CPU or the CUDA
+/// device).
+///
+/// # Errors
+/// A device failure while uploading the simulation.
+fn engine_stepper<'a>(selected: &'a Selected, sim: Simulation) -> Result<Stepper<'a>> {
+    let mut engine = crate::backend::Engine::new(selected, sim)?;
+    Ok(Box::new(move || {
+        let t = engine.sim().t + 0.005;
+        let stats = engine.advance_to(t, |_, _| {})?;
+        Ok(stats.iter().map(|s| s.newton_iterations).sum())
+    }))
 }
 
 /// The yarn model on the benchmark square: cotton
@@ -792,8 +815,9 @@ fn run_triangle_model(args: &BenchArgs) -> Result<()> {
         _ => "stvk",
     };
     anyhow::ensure!(
-        args.backend != BackendChoice::Cuda,
-        "weft bench --model {} runs on the CPU only (triangle-mesh cloth has no CUDA kernels yet)",
+        args.backend != BackendChoice::Cuda || args.model == BenchModel::Stvk,
+        "weft bench --model {} runs on the CPU only (strain-based dynamics is a position-based \
+         integrator without CUDA kernels; --model stvk runs on CUDA)",
         if args.model == BenchModel::All {
             "all"
         } else {
@@ -814,6 +838,9 @@ fn run_triangle_model(args: &BenchArgs) -> Result<()> {
                 eprintln!("weft bench: {name} on {side} x {side} vertices ...");
             }
             let start = Instant::now();
+            // The StVK model's engine (CPU or CUDA), outliving its stepper.
+            let selected;
+            let mut backend = "cpu";
             let (triangles, bending_elements, mut step): (usize, usize, Stepper) = match model {
                 BenchModel::Sbd => {
                     let mut sim = hanging_square(side, SbdOptions::default())?;
@@ -849,7 +876,15 @@ fn run_triangle_model(args: &BenchArgs) -> Result<()> {
                         fabric.elements.triangles.len(),
                         fabric.elements.hinges.len(),
                     );
-                    (counts.0, counts.1, implicit_stepper(fabric))
+                    let sim = implicit_simulation(fabric);
+                    selected = select(args.backend, &sim, "weft bench --model stvk")?;
+                    if let Selected::Cuda(_) = selected {
+                        backend = "cuda";
+                    }
+                    if !args.json {
+                        eprintln!("weft bench: {}", selected.describe());
+                    }
+                    (counts.0, counts.1, engine_stepper(&selected, sim)?)
                 }
             };
             let setup_s = start.elapsed().as_secs_f64();
@@ -865,6 +900,7 @@ fn run_triangle_model(args: &BenchArgs) -> Result<()> {
             let step_ms = start.elapsed().as_secs_f64() / steps as f64 * 1e3;
             records.push(TriangleRecord {
                 model: name,
+                backend,
                 vertices: side * side,
                 triangles,
                 bending_elements,
@@ -881,8 +917,9 @@ fn run_triangle_model(args: &BenchArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&records)?);
     } else {
         println!(
-            "{:>5} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>9} {:>7}",
+            "{:>5} {:>7} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>9} {:>7}",
             "model",
+            "backend",
             "vertices",
             "triangles",
             "bending",
@@ -894,8 +931,9 @@ fn run_triangle_model(args: &BenchArgs) -> Result<()> {
         );
         for r in &records {
             println!(
-                "{:>5} {:>9} {:>9} {:>9} {:>7} {:>8.3} {:>9.1} {:>9.3} {:>7.1}",
+                "{:>5} {:>7} {:>9} {:>9} {:>9} {:>7} {:>8.3} {:>9.1} {:>9.3} {:>7.1}",
                 r.model,
+                r.backend,
                 r.vertices,
                 r.triangles,
                 r.bending_elements,

@@ -625,32 +625,6 @@ fn an_arc_length_step_is_rejected_like_on_the_cpu() {
     assert_eq!(Err(rc), re);
 }
 
-/// The SBO18 Fig. 3 hanging patch (`weft_shell::implicit::fig3_patch`) at
-/// 9 x 9 vertices with strain-rate membrane damping, released at rest: a
-/// triangle-mesh cloth (StVK triangles, discrete-shell hinges) on the
-/// device step.
-fn shell_patch() -> Simulation {
-    use weft_shell::implicit::{Fig3Motion, fig3_patch};
-    let fabric = fig3_patch(
-        Fig3Motion::Hanging,
-        9,
-        weft_shell::MembraneDamping::StrainRate { beta: 0.01 },
-    )
-    .unwrap();
-    let settings = Settings {
-        dt: 1e-3,
-        dt_max: 1e-3,
-        linear_solver: LinearSolver::BlockJacobi,
-        ..Default::default()
-    };
-    Simulation::new(
-        fabric,
-        nalgebra::Vector3::new(0.0, -9.81, 0.0),
-        settings,
-        Vec::new(),
-    )
-}
-
 /// Triangle-mesh cloth steps on the emulated device as on the CPU: the
 /// same accepted steps, Newton iterations within 1 of each other, positions
 /// within 1e-7 and velocities within 5e-6 relative over 30 steps of 1 ms
@@ -661,9 +635,9 @@ fn emulated_device_steps_triangle_mesh_cloth_like_the_cpu() {
     if !host_build() {
         return;
     }
-    assert_eq!(check_supported(&shell_patch()), Ok(()));
+    assert_eq!(check_supported(&common::shell_patch()), Ok(()));
     let mut drop = 0.0;
-    let [q, v, _] = compare_on(shell_patch, 1e-6, Some(1), 30, |_, cpu| {
+    let [q, v, _] = compare_on(common::shell_patch, 1e-6, Some(1), 30, |_, cpu| {
         drop = -cpu.q.chunks(5).map(|x| x[1]).fold(f64::INFINITY, f64::min);
     });
     assert!(

@@ -451,3 +451,29 @@ pub fn patch_with_ties() -> Simulation {
     sim.assembler.tie_damping = 1e-3;
     sim
 }
+
+/// The SBO18 Fig. 3 hanging patch (`weft_shell::implicit::fig3_patch`) at
+/// 9 x 9 vertices with strain-rate membrane damping, released at rest: a
+/// triangle-mesh cloth (StVK triangles, discrete-shell hinges) on the
+/// device step.
+pub fn shell_patch() -> Simulation {
+    use weft_shell::implicit::{Fig3Motion, fig3_patch};
+    let fabric = fig3_patch(
+        Fig3Motion::Hanging,
+        9,
+        weft_shell::MembraneDamping::StrainRate { beta: 0.01 },
+    )
+    .unwrap();
+    let settings = Settings {
+        dt: 1e-3,
+        dt_max: 1e-3,
+        linear_solver: LinearSolver::BlockJacobi,
+        ..Default::default()
+    };
+    Simulation::new(
+        fabric,
+        nalgebra::Vector3::new(0.0, -9.81, 0.0),
+        settings,
+        Vec::new(),
+    )
+}
