@@ -350,6 +350,26 @@ macro_rules! launch {
     }};
 }
 
+/// `weft_assemble_triangles` and `weft_assemble_hinges`: elements, count,
+/// nodes, per-element data, blocks, `q_n`, `v`, `h`, residual, values,
+/// `with_matrix`, `jacobian_flags`, energies.
+#[cfg(weft_host_shim)]
+type ShellKernel = unsafe extern "C" fn(
+    *const u32,
+    i32,
+    *const u32,
+    *const f64,
+    *const u32,
+    *const f64,
+    *const f64,
+    f64,
+    *mut f64,
+    *mut f64,
+    i32,
+    i32,
+    *mut f64,
+);
+
 #[cfg(not(weft_host_shim))]
 fn unavailable<T>() -> Result<T, HostError> {
     Err(HostError::Unavailable)
@@ -501,49 +521,47 @@ pub fn assemble(
                 )
             );
         }
-        for c in 0..plan.tri_colours.colours() {
-            let elems = plan.tri_colours.colour(c);
-            launch!(
-                weft_emu_assembly_block,
-                elems.len(),
-                ffi::weft_assemble_triangles(
-                    elems.as_ptr(),
-                    elems.len() as i32,
-                    plan.tri_nodes.as_ptr(),
-                    plan.tri_data.as_ptr(),
-                    plan.tri_blocks.as_ptr(),
-                    q_n.as_ptr(),
-                    v.as_ptr(),
-                    h,
-                    residual.as_mut_ptr(),
-                    vals,
-                    wm,
-                    flags,
-                    en.as_mut_ptr(),
-                )
-            );
-        }
-        for c in 0..plan.hinge_colours.colours() {
-            let elems = plan.hinge_colours.colour(c);
-            launch!(
-                weft_emu_assembly_block,
-                elems.len(),
-                ffi::weft_assemble_hinges(
-                    elems.as_ptr(),
-                    elems.len() as i32,
-                    plan.hinge_nodes.as_ptr(),
-                    plan.hinge_data.as_ptr(),
-                    plan.hinge_blocks.as_ptr(),
-                    q_n.as_ptr(),
-                    v.as_ptr(),
-                    h,
-                    residual.as_mut_ptr(),
-                    vals,
-                    wm,
-                    flags,
-                    en.as_mut_ptr(),
-                )
-            );
+        // Triangles and hinges: the same kernel signature over their own
+        // colouring, nodes, per-element data and blocks.
+        let shell_kernels = [
+            (
+                ffi::weft_assemble_triangles as ShellKernel,
+                &plan.tri_colours,
+                &plan.tri_nodes,
+                &plan.tri_data,
+                &plan.tri_blocks,
+            ),
+            (
+                ffi::weft_assemble_hinges as ShellKernel,
+                &plan.hinge_colours,
+                &plan.hinge_nodes,
+                &plan.hinge_data,
+                &plan.hinge_blocks,
+            ),
+        ];
+        for (kernel, colouring, nodes, data, blocks) in shell_kernels {
+            for c in 0..colouring.colours() {
+                let elems = colouring.colour(c);
+                launch!(
+                    weft_emu_assembly_block,
+                    elems.len(),
+                    kernel(
+                        elems.as_ptr(),
+                        elems.len() as i32,
+                        nodes.as_ptr(),
+                        data.as_ptr(),
+                        blocks.as_ptr(),
+                        q_n.as_ptr(),
+                        v.as_ptr(),
+                        h,
+                        residual.as_mut_ptr(),
+                        vals,
+                        wm,
+                        flags,
+                        en.as_mut_ptr(),
+                    )
+                );
+            }
         }
         let na = plan.anchor_node.len();
         launch!(

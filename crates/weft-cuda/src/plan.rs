@@ -458,11 +458,11 @@ impl AssemblyPlan {
             let rest = st.rest();
             p.tri_data.extend(rest.b.iter().flat_map(|b| [b[0], b[1]]));
             p.tri_data.push(rest.area);
-            let row_major =
-                |m: &nalgebra::Matrix3<f64>| (0..9).map(|i| m[(i / 3, i % 3)]).collect::<Vec<_>>();
-            p.tri_data.extend(row_major(st.stiffness_factor()));
+            // Lᵀ and L_dᵀ row-major: the column-major entries of their
+            // transposes.
+            p.tri_data.extend(st.stiffness_factor().transpose().iter());
             match st.damping_factor() {
-                Some(m) => p.tri_data.extend(row_major(m)),
+                Some(m) => p.tri_data.extend(m.transpose().iter()),
                 None => p.tri_data.extend([0.0; 9]),
             }
             p.tri_data.push(t.rayleigh_beta);
