@@ -13,7 +13,7 @@ use common::{
 };
 use weft_cuda::plan::AssemblyPlan;
 use weft_cuda::step::{EmulatedStep, Unsupported, advance_emulated, check_supported};
-use weft_solver::collide::Collider;
+use weft_solver::collide::{Collider, RepulsionLaw};
 use weft_solver::{
     CpuBackend, LinearSolver, Rejection, Settings, Simulation, StepBackend, StepHost,
 };
@@ -214,7 +214,24 @@ fn unsupported_features_are_refused_by_name() {
         Ok(())
     );
     assert_eq!(check_supported(&simulation(LinearSolver::Auto)), Ok(()));
-    let cases: Vec<(Simulation, &str)> = vec![(simulation(LinearSolver::Cholesky), "cholesky")];
+    // Triangle-mesh cloth's self-collision: vertex–face pairs, and the
+    // cubic repulsion law.
+    let with_contact = |faces: bool| {
+        let mut sim = simulation(LinearSolver::BlockJacobi);
+        with_self_collision(&mut sim.assembler, 3e-4, 5.0, 2);
+        let sc = sim.assembler.contact.self_collision.as_mut().unwrap();
+        if faces {
+            sc.detector = sc.detector.clone().with_faces(vec![[0, 1, 2]]).unwrap();
+        } else {
+            sc.law = RepulsionLaw::Cubic;
+        }
+        sim
+    };
+    let cases: Vec<(Simulation, &str)> = vec![
+        (simulation(LinearSolver::Cholesky), "cholesky"),
+        (with_contact(true), "vertex-face"),
+        (with_contact(false), "cubic"),
+    ];
     for (sim, name) in cases {
         let err = check_supported(&sim).expect_err(name);
         let msg = err.to_string();
@@ -223,8 +240,9 @@ fn unsupported_features_are_refused_by_name() {
             EmulatedStep::new(&sim).is_err(),
             "{name}: the emulated backend must refuse too"
         );
-        if name == "cholesky" {
-            assert_eq!(err, Unsupported::Cholesky);
+        match name {
+            "cholesky" => assert_eq!(err, Unsupported::Cholesky),
+            _ => assert_eq!(err, Unsupported::FaceContact),
         }
     }
 }

@@ -17,7 +17,7 @@ use weft_core::{Fabric, State};
 use weft_io::{CurveExportOptions, CurveFormat, TriMesh, YarnCurves};
 use weft_pattern::{Garment, Pattern, WeaveOptions, weave_garment};
 use weft_solver::assembly::SelfContact;
-use weft_solver::collide::{Collider, MeshAnimation, SelfCollision, TriangleMesh};
+use weft_solver::collide::{Collider, MeshAnimation, RepulsionLaw, SelfCollision, TriangleMesh};
 use weft_solver::{Attachment, Settings, Simulation, StepStats, Tie};
 
 /// Self-collision distance as a fraction of the level's spacing: at a
@@ -1266,21 +1266,36 @@ impl<'a> Run<'a> {
             // body from afar, where midpoints would only snag).
             sim.assembler.contact.segments = opts.segment_contact && level > 0;
             if self_collision {
-                // The woven fabric's yarn segments on the simulated nodes
-                // (the shell model's fabric has triangles, no segments).
-                let fabric = &garment.fabric;
-                let d0 = (2.0 * radius + margin).max(LAYER_THICKNESS * s);
-                let detector =
-                    layer_self_collision(fabric, &ties, d0).map_err(|e| GarmentError::Option {
-                        option: "self_collision_below_mm".into(),
-                        expected: "a fabric self-collision can be built for".into(),
-                        found: e.to_string(),
-                    })?;
+                let option_error = |e: weft_solver::collide::CollideError| GarmentError::Option {
+                    option: "self_collision_below_mm".into(),
+                    expected: "a fabric self-collision can be built for".into(),
+                    found: e.to_string(),
+                };
+                let (d0, detector, law) = if shell {
+                    // Vertex–face and edge–edge pairs of the triangle mesh.
+                    let d0 = (2.0 * radius + margin).max(crate::shell::SHELL_LAYER_THICKNESS * s);
+                    let exclusion = crate::shell::SHELL_EXCLUSION_SPACINGS * s;
+                    let det = crate::shell::mesh_self_collision(
+                        &garment,
+                        &sim.assembler.fabric,
+                        sim.assembler.ties(),
+                        d0,
+                        exclusion,
+                    );
+                    (d0, det.map_err(option_error)?, RepulsionLaw::Cubic)
+                } else {
+                    // The woven fabric's yarn segments.
+                    let d0 = (2.0 * radius + margin).max(LAYER_THICKNESS * s);
+                    let det = layer_self_collision(&garment.fabric, &ties, d0);
+                    (d0, det.map_err(option_error)?, RepulsionLaw::Quadratic)
+                };
                 sim.assembler.contact.self_collision = Some(SelfContact {
                     detector,
                     d0,
                     stiffness: BODY_PENALTY * k_s / radius,
+                    law,
                     contacts: Vec::new(),
+                    face_contacts: Vec::new(),
                 });
             }
             let gap0 = max_gap(&ties, &sim.q).max(s);

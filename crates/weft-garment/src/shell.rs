@@ -481,3 +481,104 @@ pub(crate) fn fabric_state(garment: &Garment, sim: &Sbd) -> (Vec<f64>, Vec<f64>)
     }
     (q, v)
 }
+
+/// The `shell` model's self-collision distance in spacings of the level:
+/// triangles leave no cells between yarns for a layer to thread (the yarn
+/// model needs [`crate::pipeline::LAYER_THICKNESS`]` = 0.6`), so the
+/// layers repel within a tenth of a spacing (4 mm at 40 mm), or the
+/// yarns' `2R + margin` where that is larger.
+pub const SHELL_LAYER_THICKNESS: f64 = 0.1;
+
+/// Exclusion radius of the `shell` model's self-collision, in spacings:
+/// node pairs nearer than this along the sewn mesh at rest (its triangle
+/// edges at their rest lengths, ties at length 0) are neighbours, not
+/// layers. The mesh's longest kept edge ([`MAX_EDGE_SPACINGS`]), so a
+/// vertex never repels the triangles of its own one-ring.
+pub const SHELL_EXCLUSION_SPACINGS: f64 = MAX_EDGE_SPACINGS;
+
+/// Self-collision of a triangle-mesh fabric (`fabric.elements.triangles`,
+/// nodes those of `garment`): vertex–face pairs
+/// ([`weft_solver::collide::face_repulsion`]) and edge–edge pairs of its
+/// triangle edges ([`weft_solver::collide::repulsion`]), interaction
+/// distance `d0` (m), candidates searched within `2 d0`. Pairs whose nodes
+/// are within `exclusion_radius` (m) of each other along the garment at
+/// rest are excluded: through the triangle edges at their rest lengths,
+/// the nodes of a panel nearer than the radius in its rest frame (the
+/// triangulation drops slivers along the outline, so two nodes 1.6 mm
+/// apart at 20 mm can share no edge), and `ties` at length 0.
+///
+/// # Errors
+/// [`weft_solver::collide::CollideError`] from the detector (a tie naming
+/// a node the fabric lacks, `d0` not positive).
+pub fn mesh_self_collision(
+    garment: &Garment,
+    fabric: &Fabric,
+    ties: &[Tie],
+    d0: f64,
+    exclusion_radius: f64,
+) -> Result<weft_solver::collide::SelfCollision, weft_solver::collide::CollideError> {
+    use weft_solver::collide::{Exclusion, SelfCollision};
+    let key = |a: usize, b: usize| (a.min(b), a.max(b));
+    let mut seen = std::collections::HashSet::new();
+    let mut lengths: Vec<([usize; 2], f64)> = Vec::new();
+    for t in &fabric.elements.triangles {
+        for (i, j) in [(0, 1), (1, 2), (2, 0)] {
+            let (a, b) = (t.nodes[i], t.nodes[j]);
+            if seen.insert(key(a, b)) {
+                let (p, q) = (t.rest[i], t.rest[j]);
+                lengths.push(([a, b], (p[0] - q[0]).hypot(p[1] - q[1])));
+            }
+        }
+    }
+    let edges: Vec<[usize; 2]> = lengths.iter().map(|e| e.0).collect();
+    lengths.extend(rest_neighbours(garment, exclusion_radius));
+    for t in ties {
+        lengths.push(([t.node, t.other[0]], 0.0));
+        lengths.push(([t.node, t.other[1]], 0.0));
+    }
+    let exclusion = Exclusion::within_distance(fabric.node_count(), &lengths, exclusion_radius)?;
+    let faces = fabric.elements.triangles.iter().map(|t| t.nodes).collect();
+    SelfCollision::new(edges, exclusion, 2.0 * d0)?.with_faces(faces)
+}
+
+/// The node pairs of each panel of `garment` nearer than `radius` (m) in
+/// the panel's rest frame (`garment.local`), with that distance: a grid of
+/// cell edge `radius` per panel, each node against the nodes of its own and
+/// the 8 surrounding cells.
+pub fn rest_neighbours(garment: &Garment, radius: f64) -> Vec<([usize; 2], f64)> {
+    use std::collections::HashMap;
+    let mut out = Vec::new();
+    if !(radius > 0.0 && radius.is_finite()) {
+        return out;
+    }
+    for panel in &garment.panels {
+        let range = panel.first_node..panel.first_node + panel.nodes;
+        let cell = |i: usize| {
+            let p = garment.local[i];
+            (
+                (p[0] / radius).floor() as i64,
+                (p[1] / radius).floor() as i64,
+            )
+        };
+        let mut grid: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
+        for i in range.clone() {
+            grid.entry(cell(i)).or_default().push(i);
+        }
+        for i in range {
+            let (cx, cy) = cell(i);
+            let p = garment.local[i];
+            for dx in -1..=1 {
+                for dy in -1..=1 {
+                    for &j in grid.get(&(cx + dx, cy + dy)).into_iter().flatten() {
+                        let q = garment.local[j];
+                        let d = (p[0] - q[0]).hypot(p[1] - q[1]);
+                        if j > i && d <= radius {
+                            out.push(([i, j], d));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}

@@ -51,3 +51,102 @@ fn shell_drapes_the_skirt_on_the_mannequin() {
     let json = std::fs::read_to_string(out.path().join("summary.json")).unwrap();
     assert!(json.contains("\"model\": \"shell\""));
 }
+
+/// The `shell` model's self-collision on the A-line skirt's mesh at 20 mm
+/// (`shell::mesh_self_collision`, `d0` a tenth of the spacing): with each
+/// panel flat in its own rest frame there is no contact within a panel
+/// (the exclusion covers every vertex's one-ring), and with the two panels
+/// laid on one another at half `d0` apart there are vertex–face and
+/// edge–edge contacts between them, and only between them.
+#[test]
+fn shell_self_collision_sees_layers_and_not_neighbours() {
+    use weft_garment::shell::{
+        SHELL_EXCLUSION_SPACINGS, SHELL_LAYER_THICKNESS, garment_mesh, mesh_self_collision,
+        shell_material, stray_ties,
+    };
+    use weft_pattern::{Pattern, WeaveOptions, weave_garment};
+    let pattern = Pattern::from_file(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/patterns/a_line_skirt.json"),
+    )
+    .unwrap();
+    let s = 0.02;
+    let mut w = WeaveOptions::new(s);
+    w.material = weft_core::FabricPreset::Cotton.material(s, false);
+    let garment = weave_garment(&pattern, &w).unwrap();
+    let mesh = garment_mesh(&pattern, &garment).unwrap();
+    let fabric =
+        weft_shell::implicit::shell_fabric(&mesh, &shell_material(&DrapeOptions::default()), &[])
+            .unwrap();
+    let d0 = SHELL_LAYER_THICKNESS * s;
+    // The ties holding the nodes no triangle holds, as the pipeline's.
+    let ties: Vec<weft_solver::Tie> = stray_ties(&garment, &mesh)
+        .into_iter()
+        .map(|t| weft_solver::Tie {
+            node: t.node as usize,
+            other: t.other.map(|o| o as usize),
+            t: t.t,
+        })
+        .collect();
+    let sc =
+        mesh_self_collision(&garment, &fabric, &ties, d0, SHELL_EXCLUSION_SPACINGS * s).unwrap();
+    assert_eq!(sc.faces().len(), fabric.elements.triangles.len());
+    let panel_of = |i: usize| {
+        garment
+            .panels
+            .iter()
+            .position(|p| (p.first_node..p.first_node + p.nodes).contains(&i))
+            .unwrap()
+    };
+    // The rest frames, each panel centred on the origin: the panels overlap.
+    let centre: Vec<[f64; 2]> = garment
+        .panels
+        .iter()
+        .map(|p| {
+            let r = p.first_node..p.first_node + p.nodes;
+            let n = p.nodes as f64;
+            [
+                r.clone().map(|i| garment.local[i][0]).sum::<f64>() / n,
+                r.map(|i| garment.local[i][1]).sum::<f64>() / n,
+            ]
+        })
+        .collect();
+    let laid = |gap: f64| -> Vec<nalgebra::Vector3<f64>> {
+        (0..garment.local.len())
+            .map(|i| {
+                let (k, l) = (panel_of(i), garment.local[i]);
+                nalgebra::Vector3::new(l[0] - centre[k][0], l[1] - centre[k][1], k as f64 * gap)
+            })
+            .collect()
+    };
+    let apart = laid(1.0);
+    assert!(
+        sc.face_contacts(&apart).is_empty(),
+        "no contact within a panel"
+    );
+    assert!(
+        sc.contacts(&apart).is_empty(),
+        "no edge contact within a panel"
+    );
+    let stacked = laid(0.25 * d0);
+    let faces = sc.face_contacts(&stacked);
+    let edges = sc.contacts(&stacked);
+    println!(
+        "{} nodes, {} faces: {} vertex-face and {} edge-edge contacts",
+        fabric.node_count(),
+        sc.faces().len(),
+        faces.len(),
+        edges.len()
+    );
+    assert!(faces.len() > fabric.node_count() / 2, "{}", faces.len());
+    assert!(!edges.is_empty());
+    assert!(
+        faces
+            .iter()
+            .all(|c| panel_of(c.nodes[0]) != panel_of(c.nodes[1]))
+    );
+    assert!(
+        edges
+            .iter()
+            .all(|c| panel_of(c.nodes[0]) != panel_of(c.nodes[2]))
+    );
+}

@@ -162,6 +162,8 @@ impl BuiltScene {
                     d0,
                     stiffness: sc.stiffness,
                     contacts: Vec::new(),
+                    law: weft_solver::collide::RepulsionLaw::Quadratic,
+                    face_contacts: Vec::new(),
                 })
             }
             None => None,

@@ -1,7 +1,8 @@
 //! Implicit triangle-mesh cloth (`weft_shell::implicit`) on weft's solver:
 //! the assembled Newton matrix against finite differences of the residual,
-//! the hinge layout, free fall, SBO18 Fig. 3 (left) and a cantilever strip
-//! against the beam's closed form.
+//! the hinge layout, free fall, SBO18 Fig. 3 (left), a cantilever strip
+//! against the beam's closed form, and a sheet landing on another (vertex–
+//! face self-collision).
 
 mod common;
 
@@ -517,5 +518,124 @@ fn a_coarse_square_rests_on_a_thin_sphere_by_its_edges() {
     assert!(
         (caught - 0.0055).abs() < 0.001,
         "midpoint {caught} m, expected about 5.5 mm"
+    );
+}
+
+/// A 9 x 9 sheet (8 cm) dropped from 2 cm onto a held 11 x 11 sheet
+/// (10 cm) below it, turned by 0.3 rad and shifted so no vertex falls on a
+/// vertex: without self-collision it falls through (below the held sheet
+/// after 0.3 s); with vertex–face and edge–edge repulsion
+/// (`SelfCollision::with_faces`, `d0` = 2 mm) it comes to rest on it, every
+/// vertex between 0.5 `d0` and 1.5 `d0` above, in under 2,000 Newton
+/// iterations (the C² cubic law, `RepulsionLaw::Cubic`).
+#[test]
+fn a_sheet_lands_on_another_with_vertex_face_repulsion() {
+    use weft_solver::assembly::SelfContact;
+    use weft_solver::collide::{Exclusion, NodeGraph, RepulsionLaw, SelfCollision};
+    let below = patch(0.1, 11, Vector3::z());
+    let (sn, cs) = 0.3f64.sin_cos();
+    let above = ClothMesh::rectangle(
+        [0.08, 0.08],
+        [9, 9],
+        Vector3::new(0.013, 0.02, 0.007),
+        Vector3::new(cs, 0.0, sn),
+        Vector3::new(-sn, 0.0, cs),
+    )
+    .unwrap();
+    let n0 = below.vertex_count();
+    let rest = below
+        .rest()
+        .iter()
+        .chain(
+            above
+                .rest()
+                .iter()
+                .map(|r| [r[0] + 1.0, r[1]])
+                .collect::<Vec<_>>()
+                .iter(),
+        )
+        .copied()
+        .collect();
+    let positions = below
+        .positions()
+        .iter()
+        .chain(above.positions())
+        .copied()
+        .collect();
+    let triangles = below
+        .triangles()
+        .iter()
+        .copied()
+        .chain(above.triangles().iter().map(|t| t.map(|v| v + n0 as u32)))
+        .collect();
+    let mesh = ClothMesh::new(rest, positions, triangles).unwrap();
+    let held: Vec<usize> = (0..n0).collect();
+    let fabric = shell_fabric(
+        &mesh,
+        &material(MembraneDamping::StrainRate { beta: 0.01 }),
+        &held,
+    )
+    .unwrap();
+    let d0 = 0.002;
+    let drop = |repel: bool| {
+        let s = Settings {
+            dt: 1e-3,
+            dt_max: 2e-3,
+            ..Settings::default()
+        };
+        let mut sim = Simulation::new(fabric.clone(), G, s, Vec::new());
+        if repel {
+            let edges: Vec<[usize; 2]> = mesh
+                .edges()
+                .iter()
+                .map(|e| [e[0] as usize, e[1] as usize])
+                .collect();
+            let graph = NodeGraph::from_edges(mesh.vertex_count(), &edges).unwrap();
+            let faces = mesh
+                .triangles()
+                .iter()
+                .map(|t| t.map(|v| v as usize))
+                .collect();
+            let detector = SelfCollision::new(edges, Exclusion::new(&graph, 1), 2.0 * d0)
+                .unwrap()
+                .with_faces(faces)
+                .unwrap();
+            sim.assembler.contact.self_collision = Some(SelfContact {
+                detector,
+                d0,
+                stiffness: 100.0,
+                law: RepulsionLaw::Cubic,
+                contacts: Vec::new(),
+                face_contacts: Vec::new(),
+            });
+        }
+        let st = sim.advance_to(0.3, |_, _| {}).unwrap();
+        let x = sim.state().x;
+        let ys: Vec<f64> = x[n0..].iter().map(|p| p.y).collect();
+        (
+            ys.iter().copied().fold(f64::INFINITY, f64::min),
+            ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            st.len(),
+            st.iter().map(|s| s.newton_iterations).sum::<usize>(),
+        )
+    };
+    let (through, ..) = drop(false);
+    let (lo, hi, steps, newton) = drop(true);
+    eprintln!(
+        "upper sheet after 0.3 s: alone lowest {through} m; repelled {lo}..{hi} m ({steps} steps, {newton} Newton iterations)"
+    );
+    // The cubic law keeps Newton away from the quadratic law's stiffness
+    // jump at d0 (measured 154 steps, 863 iterations; 389 and 4,151 with
+    // the quadratic law).
+    assert!(newton < 2000, "{newton} Newton iterations in {steps} steps");
+    assert!(
+        through < -0.01,
+        "without self-collision: lowest at {through} m"
+    );
+    assert!(
+        lo > 0.5 * d0 && hi < 1.5 * d0,
+        "with self-collision: {lo}..{hi} m, expected within [{}, {}]",
+        0.5 * d0,
+        1.5 * d0
     );
 }

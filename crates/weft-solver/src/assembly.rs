@@ -48,7 +48,8 @@
 
 use crate::bsr::{B, Block, BlockSparse};
 use crate::collide::{
-    Collider, NodeContact, SegmentContact, SelfCollision, TangentPlane, repulsion,
+    Collider, FaceContact, NodeContact, RepulsionLaw, SegmentContact, SelfCollision, TangentPlane,
+    face_repulsion, repulsion_with,
 };
 use crate::par::Shared;
 use crate::par::{map_reduce, map_reduce_from, update};
@@ -116,7 +117,9 @@ pub struct StrainPeak {
 }
 
 /// Self-collision between yarn segments that are not neighbours in the weave
-/// (DESIGN §6): repulsion `V = ½ k (d0 - d)²` for closest distance `d < d0`.
+/// (DESIGN §6), and for triangle-mesh cloth between vertices and triangles
+/// ([`SelfCollision::with_faces`]): repulsion `V = ½ k (d0 - d)²` for
+/// closest distance `d < d0`.
 pub struct SelfContact {
     /// Broad phase (spatial hash) and neighbour exclusion, built once.
     pub detector: SelfCollision,
@@ -124,8 +127,14 @@ pub struct SelfContact {
     pub d0: f64,
     /// Repulsion stiffness `k` (N/m).
     pub stiffness: f64,
+    /// The repulsion law of every pair (DESIGN §6's quadratic one for
+    /// yarns; triangle-mesh cloth uses the C² cubic one).
+    pub law: RepulsionLaw,
     /// Candidate pairs found at the start of the current step (within `2 d0`).
     pub contacts: Vec<SegmentContact>,
+    /// Candidate vertex–face pairs found at the start of the current step
+    /// (as [`SelfContact::contacts`]; empty without faces).
+    pub face_contacts: Vec<FaceContact>,
 }
 
 /// A seam tie of the garment pipeline: the yarn end `node` is pulled to the
@@ -1157,24 +1166,33 @@ impl Assembler {
         // Hessian enter the matrix, since the pattern is fixed; the block
         // diagonal of a PSD matrix is PSD, and Newton is inexact only there.
         if let Some(sc) = &self.contact.self_collision {
-            for c in &sc.contacts {
+            let edge_edge = sc.contacts.iter().map(|c| (c.nodes, false));
+            let vertex_face = sc.face_contacts.iter().map(|c| (c.nodes, true));
+            for (nodes, face) in edge_edge.chain(vertex_face) {
                 let mut q12 = SVector::<f64, 12>::zeros();
-                for (k, &nd) in c.nodes.iter().enumerate() {
+                for (k, &nd) in nodes.iter().enumerate() {
                     for r in 0..3 {
                         q12[3 * k + r] = q[B * nd + r];
                     }
                 }
-                let Some(ev) = repulsion(&q12, sc.d0, sc.stiffness) else {
+                let ev = if face {
+                    face_repulsion(&q12, sc.d0, sc.stiffness, sc.law)
+                        .map(|e| (e.energy, e.gradient, e.hessian))
+                } else {
+                    repulsion_with(&q12, sc.d0, sc.stiffness, sc.law)
+                        .map(|e| (e.energy, e.gradient, e.hessian))
+                };
+                let Some((energy, gradient, hessian)) = ev else {
                     continue;
                 };
-                total.elastic += ev.energy;
-                for (k, &nd) in c.nodes.iter().enumerate() {
+                total.elastic += energy;
+                for (k, &nd) in nodes.iter().enumerate() {
                     for r in 0..3 {
-                        residual[B * nd + r] += h * ev.gradient[3 * k + r];
+                        residual[B * nd + r] += h * gradient[3 * k + r];
                         if with_matrix {
                             let blk = &mut self.matrix.values[self.matrix.diag[nd]];
                             for col in 0..3 {
-                                blk[r][col] += h * h * ev.hessian[(3 * k + r, 3 * k + col)];
+                                blk[r][col] += h * h * hessian[(3 * k + r, 3 * k + col)];
                             }
                         }
                     }
@@ -1263,6 +1281,7 @@ impl Assembler {
                 .map(|c| Vector3::new(c[0], c[1], c[2]))
                 .collect();
             sc.contacts = sc.detector.contacts(&x);
+            sc.face_contacts = sc.detector.face_contacts(&x);
         }
     }
 

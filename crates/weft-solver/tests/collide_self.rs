@@ -106,7 +106,19 @@ fn repulsion_gradient_matches_fd() {
             .map(|i| ev.gradient.fixed_rows::<3>(3 * i).into_owned())
             .sum();
         assert!(total.norm() < 1e-12 * ev.gradient.norm());
+        // The cubic law of triangle-mesh cloth: its own energy's gradient,
+        // and at d = d0 (1 - 1e-3) a thousandth of the quadratic law's force
+        // and 2e-3 of its stiffness.
+        let law = RepulsionLaw::Cubic;
+        let ec = repulsion_with(&q, d0, k, law).expect("in contact");
+        let fd = fd_gradient(|x| repulsion_energy_with(x, d0, k, law), &q, 1e-7);
+        let err = rel_error(&ec.gradient, &fd, 1e-12);
+        assert!(err < 1e-6, "cubic law: rel error {err:e}");
+        assert_sym_psd(&ec.hessian, 1e-12);
     }
+    let (_, f, s) = RepulsionLaw::Cubic.eval(1e-3 * d0, d0, k);
+    let (_, fq, sq) = RepulsionLaw::Quadratic.eval(1e-3 * d0, d0, k);
+    assert!((f / fq - 1e-3).abs() < 1e-12 && (s / sq - 2e-3).abs() < 1e-12);
 }
 
 /// The dropped Hessian part is `-k (d0 - d) ∇²d`: the FD Hessian approaches

@@ -348,6 +348,8 @@ pub fn with_self_collision(a: &mut Assembler, d0: f64, k: f64, hops: usize) {
         d0,
         stiffness: k,
         contacts: Vec::new(),
+        law: weft_solver::collide::RepulsionLaw::Quadratic,
+        face_contacts: Vec::new(),
     });
 }
 

@@ -40,6 +40,7 @@
 //! element 2 hops) with one crossing to spare.
 
 use super::error::CollideError;
+use super::faces::{FaceClosest, closest_on_triangle};
 use super::segments::{ClosestPoints, closest_points};
 use nalgebra::{SVector, Vector3};
 use rayon::prelude::*;
@@ -290,11 +291,26 @@ impl SegmentContact {
     }
 }
 
-/// Self-collision detection for a fixed set of segments: built once per
+/// A vertex and a triangle closer than `d0`, found by
+/// [`SelfCollision::face_contacts`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FaceContact {
+    /// The face's index (into [`SelfCollision::faces`]).
+    pub face: usize,
+    /// Nodes `[p, a, b, c]` (the vertex, then the face's corners): the node
+    /// layout of [`super::face_repulsion`]'s 12 coordinates.
+    pub nodes: [usize; 4],
+    /// Closest point at detection.
+    pub closest: FaceClosest,
+}
+
+/// Self-collision detection for a fixed set of segments (edge–edge pairs)
+/// and, for triangle-mesh cloth, faces (vertex–face pairs): built once per
 /// fabric, queried per Newton iteration or per step.
 #[derive(Clone, Debug)]
 pub struct SelfCollision {
     segments: Vec<[usize; 2]>,
+    faces: Vec<[usize; 3]>,
     exclusion: Exclusion,
     d0: f64,
     cell_size: Option<f64>,
@@ -329,10 +345,40 @@ impl SelfCollision {
         }
         Ok(SelfCollision {
             segments,
+            faces: Vec::new(),
             exclusion,
             d0,
             cell_size: None,
         })
+    }
+
+    /// Adds vertex–face detection against the triangles `faces` (corner
+    /// nodes): every node of the exclusion's graph against every face, but
+    /// for a face's own corners and the nodes the exclusion joins to one
+    /// of them.
+    ///
+    /// # Errors
+    /// [`CollideError::SelfCollision`] for a face naming a node the
+    /// exclusion does not know.
+    pub fn with_faces(mut self, faces: Vec<[usize; 3]>) -> Result<Self, CollideError> {
+        let n = self.exclusion.node_count();
+        if let Some((k, f)) = faces
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.iter().any(|&c| c >= n))
+        {
+            return Err(CollideError::SelfCollision(format!(
+                "face {k} {f:?} names a node beyond the {n} nodes of the graph"
+            )));
+        }
+        self.faces = faces;
+        Ok(self)
+    }
+
+    /// The faces of vertex–face detection (empty unless
+    /// [`Self::with_faces`]).
+    pub fn faces(&self) -> &[[usize; 3]] {
+        &self.faces
     }
 
     /// Detection over all segments of `fabric` (in `elements.segments`
@@ -392,6 +438,27 @@ impl SelfCollision {
             })
             .collect()
     }
+
+    /// Vertex–face narrow phase on [`face_broad_phase`] over all nodes of
+    /// `x` (m) and [`Self::faces`]: the pairs whose distance is below `d0`,
+    /// sorted by vertex then face. Empty without faces.
+    pub fn face_contacts(&self, x: &[Vector3<f64>]) -> Vec<FaceContact> {
+        if self.faces.is_empty() {
+            return Vec::new();
+        }
+        face_broad_phase(x, &self.faces, self.d0, self.cell_size, &self.exclusion)
+            .par_iter()
+            .filter_map(|&[v, f]| {
+                let [a, b, c] = self.faces[f];
+                let cl = closest_on_triangle(&x[v], &x[a], &x[b], &x[c]);
+                (cl.distance < self.d0).then_some(FaceContact {
+                    face: f,
+                    nodes: [v, a, b, c],
+                    closest: cl,
+                })
+            })
+            .collect()
+    }
 }
 
 type Cell = [i64; 3];
@@ -420,11 +487,56 @@ pub fn broad_phase(
     exclusion: &Exclusion,
 ) -> Vec<[usize; 2]> {
     let r = Vector3::repeat(0.5 * d0);
-    // 1. Boxes.
     let boxes: Vec<(Vector3<f64>, Vector3<f64>)> = segments
         .par_iter()
         .map(|&[a, b]| (x[a].inf(&x[b]) - r, x[a].sup(&x[b]) + r))
         .collect();
+    box_pairs(&boxes, d0, cell_size, |i, j| {
+        !exclusion.excludes(segments[i], segments[j])
+    })
+}
+
+/// The vertex–face broad phase: sorted pairs `[v, f]` of a vertex `v`
+/// (index into `x`) and a face `f` (index into `faces`, corner nodes into
+/// `x`) whose boxes grown by `d0/2` overlap, where `v` is no corner of the
+/// face and `exclusion` does not join `v` to any corner. The same steps as
+/// [`broad_phase`] over the vertices' and faces' boxes together.
+pub fn face_broad_phase(
+    x: &[Vector3<f64>],
+    faces: &[[usize; 3]],
+    d0: f64,
+    cell_size: Option<f64>,
+    exclusion: &Exclusion,
+) -> Vec<[usize; 2]> {
+    let r = Vector3::repeat(0.5 * d0);
+    let nv = x.len();
+    let boxes: Vec<(Vector3<f64>, Vector3<f64>)> = x
+        .par_iter()
+        .map(|p| (p - r, p + r))
+        .chain(faces.par_iter().map(|&[a, b, c]| {
+            (
+                x[a].inf(&x[b]).inf(&x[c]) - r,
+                x[a].sup(&x[b]).sup(&x[c]) + r,
+            )
+        }))
+        .collect();
+    // Vertices come first, so a vertex–face pair is `(v, nv + f)`.
+    box_pairs(&boxes, d0, cell_size, |i, j| {
+        i < nv && j >= nv && !faces[j - nv].iter().any(|&c| exclusion.near(i, c))
+    })
+    .into_iter()
+    .map(|[v, f]| [v, f - nv])
+    .collect()
+}
+
+/// Steps 2–6 of the broad phase (module docs) on given boxes: the sorted
+/// pairs `[i, j]`, `i < j`, of overlapping boxes that `accept`.
+fn box_pairs(
+    boxes: &[(Vector3<f64>, Vector3<f64>)],
+    d0: f64,
+    cell_size: Option<f64>,
+    accept: impl Fn(usize, usize) -> bool + Sync,
+) -> Vec<[usize; 2]> {
     let h = cell_size.unwrap_or_else(|| {
         let ext = boxes
             .par_iter()
@@ -474,10 +586,7 @@ pub fn broad_phase(
                 for &j in &segs[ia + 1..] {
                     let (lo_j, hi_j) = &boxes[j];
                     let overlap = (0..3).all(|k| lo_i[k] <= hi_j[k] && lo_j[k] <= hi_i[k]);
-                    if overlap
-                        && key(cell_of(&lo_i.sup(lo_j), h)) == run_key
-                        && !exclusion.excludes(segments[i], segments[j])
-                    {
+                    if overlap && key(cell_of(&lo_i.sup(lo_j), h)) == run_key && accept(i, j) {
                         out.push([i, j]);
                     }
                 }

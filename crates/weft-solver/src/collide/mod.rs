@@ -17,6 +17,8 @@
 //!   `f = -μ F_n v_t / sqrt(|v_t|² + ε_v²)` with PSD derivative matrices;
 //! - [`segments`]: closest points of two segments and their repulsion
 //!   `V = ½ k (d0 - d)²` (12 coordinates);
+//! - [`faces`]: closest point of a triangle to a vertex and their
+//!   repulsion (triangle-mesh cloth's vertex–face pairs, 12 coordinates);
 //! - [`broad`]: neighbour exclusion in the yarn graph and the data-parallel
 //!   spatial-hash broad phase ([`SelfCollision`]).
 //!
@@ -29,6 +31,7 @@ pub mod animation;
 pub mod broad;
 pub mod collider;
 pub mod error;
+pub mod faces;
 pub mod mesh;
 pub mod motion;
 pub mod penalty;
@@ -37,14 +40,21 @@ pub mod shapes;
 
 pub use animation::MeshAnimation;
 pub use broad::{
-    DEFAULT_EXCLUSION_HOPS, Exclusion, NodeGraph, SegmentContact, SelfCollision, broad_phase,
+    DEFAULT_EXCLUSION_HOPS, Exclusion, FaceContact, NodeGraph, SegmentContact, SelfCollision,
+    broad_phase, face_broad_phase,
 };
 pub use collider::{Collider, NodeContact, Shape};
 pub use error::CollideError;
+pub use faces::{
+    FaceClosest, FaceRepulsionEval, closest_on_triangle, face_repulsion, face_repulsion_energy,
+};
 pub use mesh::{SHEET_COS, TangentPlane, TriangleMesh};
 pub use motion::{Keyframe, RigidMotion};
 pub use penalty::{
     DEFAULT_FRICTION_SPEED, FrictionEval, PenaltyEval, friction, penalty, penalty_energy,
 };
-pub use segments::{ClosestPoints, RepulsionEval, closest_points, repulsion, repulsion_energy};
+pub use segments::{
+    ClosestPoints, RepulsionEval, RepulsionLaw, closest_points, repulsion, repulsion_energy,
+    repulsion_energy_with, repulsion_with,
+};
 pub use shapes::{Capsule, Plane, Sdf, Sphere};
