@@ -589,14 +589,17 @@ extern "C" __global__ void weft_assemble_planes(
     block_add4(en, energies);
 }
 
-// Self-collision repulsion between the segment pairs found on the host at
-// the step start (Assembler::begin_step): pair_nodes holds 4 nodes per pair
-// [p0, p1, q0, q1]. Interaction distance d0 (m), stiffness k (N/m). Only the
+// Self-collision repulsion between the pairs found on the host at the step
+// start (Assembler::begin_step): pair_nodes holds 4 nodes per pair, segment
+// pairs [p0, p1, q0, q1] first, then from pair face_from on vertex-face
+// pairs [p, a, b, c] (triangle-mesh cloth). Interaction distance d0 (m),
+// stiffness k (N/m), law 0 quadratic / 1 cubic (RepulsionLaw). Only the
 // node-diagonal 3x3 blocks of each pair's Gauss-Newton Hessian enter the
 // matrix (the pattern is fixed), exactly as on the CPU. Pairs share nodes,
 // so the scatter is atomic.
 extern "C" __global__ void weft_assemble_repulsion(int count, const unsigned* pair_nodes,
-                                                   double d0, double k, const unsigned* diag,
+                                                   int face_from, int law, double d0, double k,
+                                                   const unsigned* diag,
                                                    const double* q, double h, double* residual,
                                                    double* values, int with_matrix,
                                                    double* energies) {
@@ -610,7 +613,9 @@ extern "C" __global__ void weft_assemble_repulsion(int count, const unsigned* pa
             x[a] = load3(q + WEFT_B * (size_t)nd[a]);
         }
         double e, g[12], hd[36];
-        if (segment_repulsion(x, d0, k, &e, g, hd)) {
+        int hit = p < face_from ? segment_repulsion(x, d0, k, law, &e, g, hd)
+                                : face_repulsion(x, d0, k, law, &e, g, hd);
+        if (hit) {
             en[1] += e;
             for (int a = 0; a < 4; ++a) {
                 size_t o = WEFT_B * (size_t)nd[a];

@@ -177,13 +177,47 @@ WEFT_HD double segment_closest(V3 p0, V3 p1, V3 q0, V3 q1, double& s, double& t,
     return norm(sub(on_p, on_q));
 }
 
-// Self-collision repulsion V = 1/2 k (d0 - d)^2 of segments P = x[0]x[1],
-// Q = x[2]x[3] (collide/segments.rs repulsion): returns 0 when d >= d0.
+// The repulsion law V(g) of a self-contact pair at gap g = d0 - d
+// (collide/segments.rs RepulsionLaw::eval): law 0 quadratic 1/2 k g^2
+// (DESIGN 6), law 1 cubic k g^3 / (3 d0). Writes V, dV/dg, d2V/dg2.
+WEFT_HD void repulsion_law(int law, double gap, double d0, double k, double* v, double* vp,
+                           double* vpp) {
+    if (law == 1) {
+        *v = k * gap * gap * gap / (3.0 * d0);
+        *vp = k * gap * gap / d0;
+        *vpp = 2.0 * k * gap / d0;
+    } else {
+        *v = 0.5 * k * gap * gap;
+        *vp = k * gap;
+        *vpp = k;
+    }
+}
+
+// Energy, gradient and node-diagonal Gauss-Newton blocks of a pair with
+// weight vector w = cw[a] n per node a (4 nodes) at distance d < d0.
+WEFT_HD void repulsion_of_weights(const double* cw, V3 n, double d, double d0, double k, int law,
+                                  double* energy, double* grad, double* hdiag) {
+    double v, vp, vpp;
+    repulsion_law(law, d0 - d, d0, k, &v, &vp, &vpp);
+    *energy = v;
+    double nn[3] = {n.x, n.y, n.z};
+    for (int a = 0; a < 4; ++a) {
+        double w[3];
+        for (int i = 0; i < 3; ++i) w[i] = cw[a] * nn[i];
+        for (int i = 0; i < 3; ++i) {
+            grad[3 * a + i] = -vp * w[i];
+            for (int j = 0; j < 3; ++j) hdiag[9 * a + 3 * i + j] = (vpp * w[i]) * w[j];
+        }
+    }
+}
+
+// Self-collision repulsion V(d0 - d) under `law` of segments P = x[0]x[1],
+// Q = x[2]x[3] (collide/segments.rs repulsion_with): returns 0 when d >= d0.
 // Otherwise energy (J), grad (12, N, layout [p0, p1, q0, q1]) and the
-// node-diagonal 3x3 blocks of the Gauss-Newton Hessian k w w^T (4 x 9,
+// node-diagonal 3x3 blocks of the Gauss-Newton Hessian V'' w w^T (4 x 9,
 // N/m, row-major), w = [(1-s) n, s n, -(1-t) n, -t n].
-WEFT_HD int segment_repulsion(const V3* x, double d0, double k, double* energy, double* grad,
-                              double* hdiag) {
+WEFT_HD int segment_repulsion(const V3* x, double d0, double k, int law, double* energy,
+                              double* grad, double* hdiag) {
     double s, t;
     V3 on_p, on_q;
     double d = segment_closest(x[0], x[1], x[2], x[3], s, t, on_p, on_q);
@@ -204,18 +238,79 @@ WEFT_HD int segment_repulsion(const V3* x, double d0, double k, double* energy, 
             n = v3(0.0, 1.0, 0.0);
     }
     double cw[4] = {1.0 - s, s, -(1.0 - t), -t};
-    double nn[3] = {n.x, n.y, n.z};
-    double gap = d0 - d;
-    *energy = 0.5 * k * gap * gap;
-    double kg = -k * gap;
-    for (int a = 0; a < 4; ++a) {
-        double w[3];
-        for (int i = 0; i < 3; ++i) w[i] = cw[a] * nn[i];
-        for (int i = 0; i < 3; ++i) {
-            grad[3 * a + i] = kg * w[i];
-            for (int j = 0; j < 3; ++j) hdiag[9 * a + 3 * i + j] = (k * w[i]) * w[j];
+    repulsion_of_weights(cw, n, d, d0, k, law, energy, grad, hdiag);
+    return 1;
+}
+
+// Closest point of triangle abc to p (collide/faces.rs closest_on_triangle):
+// the projection when inside, else the closest point of the closest edge;
+// a triangle of relative area below 1e-12 is its edges. Writes the
+// barycentric weights w[3] and the point; returns the distance (m).
+WEFT_HD double face_closest(V3 p, V3 a, V3 b, V3 c, double* w, V3& point) {
+    V3 ab = sub(b, a), ac = sub(c, a);
+    V3 normal = cross(ab, ac);
+    double area2 = norm2(normal);
+    double longest = fmax(fmax(norm2(ab), norm2(ac)), norm2(sub(c, b)));
+    if (area2 > (1e-12 * longest) * (1e-12 * longest)) {
+        V3 ap = sub(p, a);
+        double beta = dot(cross(ap, ac), normal) / area2;
+        double gamma = dot(cross(ab, ap), normal) / area2;
+        double alpha = 1.0 - beta - gamma;
+        if (alpha >= 0.0 && beta >= 0.0 && gamma >= 0.0) {
+            w[0] = alpha;
+            w[1] = beta;
+            w[2] = gamma;
+            point = add(add(a, scale(ab, beta)), scale(ac, gamma));
+            return norm(sub(p, point));
         }
     }
+    V3 corner[3] = {a, b, c};
+    double best = 0.0;
+    for (int e = 0; e < 3; ++e) {
+        int i = e, j = (e + 1) % 3;
+        double s, t;
+        V3 on_p, on_q;
+        double d = segment_closest(p, p, corner[i], corner[j], s, t, on_p, on_q);
+        if (e == 0 || d < best) {
+            best = d;
+            w[0] = w[1] = w[2] = 0.0;
+            w[i] = 1.0 - t;
+            w[j] = t;
+            point = on_q;
+        }
+    }
+    return best;
+}
+
+// Vertex-face repulsion V(d0 - d) under `law` of vertex x[0] and triangle
+// x[1]x[2]x[3] (collide/faces.rs face_repulsion): returns 0 when d >= d0;
+// otherwise as segment_repulsion with w = [n, -alpha n, -beta n, -gamma n].
+WEFT_HD int face_repulsion(const V3* x, double d0, double k, int law, double* energy,
+                           double* grad, double* hdiag) {
+    double bw[3];
+    V3 point;
+    double d = face_closest(x[0], x[1], x[2], x[3], bw, point);
+    if (d >= d0) return 0;
+    // At round-off distance (collide/faces.rs ON_FACE) the vertex is on the
+    // face: its normal.
+    double size = fmax(fmax(norm(sub(x[2], x[1])), norm(sub(x[3], x[1]))), norm(sub(x[3], x[2])));
+    V3 n;
+    if (d > 1e-12 * size) {
+        n = divs(sub(x[0], point), d);
+    } else {
+        V3 ab = sub(x[2], x[1]), ac = sub(x[3], x[1]);
+        V3 normal = cross(ab, ac);
+        if (norm(normal) > 0.0)
+            n = divs(normal, norm(normal));
+        else if (norm(ab) > 0.0)
+            n = any_perpendicular(ab);
+        else if (norm(ac) > 0.0)
+            n = any_perpendicular(ac);
+        else
+            n = v3(0.0, 1.0, 0.0);
+    }
+    double cw[4] = {1.0, -bw[0], -bw[1], -bw[2]};
+    repulsion_of_weights(cw, n, d, d0, k, law, energy, grad, hdiag);
     return 1;
 }
 

@@ -181,10 +181,16 @@ int weft_node_contact(const Collider* c, const double* x, const double* xd, doub
     return node_contact(*c, load3(x), load3(xd), offset, e, g, h, fric, damp, slip);
 }
 
-int weft_segment_repulsion(const double* q, double d0, double k, double* e, double* g,
+int weft_segment_repulsion(const double* q, double d0, double k, int law, double* e, double* g,
                            double* hdiag) {
     V3 x[4] = {load3(q), load3(q + 3), load3(q + 6), load3(q + 9)};
-    return segment_repulsion(x, d0, k, e, g, hdiag);
+    return segment_repulsion(x, d0, k, law, e, g, hdiag);
+}
+
+int weft_face_repulsion(const double* q, double d0, double k, int law, double* e, double* g,
+                        double* hdiag) {
+    V3 x[4] = {load3(q), load3(q + 3), load3(q + 6), load3(q + 9)};
+    return face_repulsion(x, d0, k, law, e, g, hdiag);
 }
 
 void weft_stvk_elastic(const double* b, double area, const double* lt, const double* q, double* e,

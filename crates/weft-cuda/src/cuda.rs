@@ -265,8 +265,9 @@ pub struct DeviceSystem<'b> {
     collider_count: usize,
     /// Mesh colliders' tangent planes of the step: CSR offsets and planes.
     planes: Option<(CudaSlice<u32>, CudaSlice<GpuCollider>)>,
-    /// Self-collision pairs of the step (4 nodes each), `d0` (m), `k` (N/m).
-    pairs: Option<(CudaSlice<u32>, f64, f64)>,
+    /// Self-collision pairs of the step (4 nodes each; vertex–face from
+    /// the index given), `d0` (m), `k` (N/m), the law's kernel code.
+    pairs: Option<(CudaSlice<u32>, i32, f64, f64, i32)>,
     /// Attachment springs of the step: nodes, points (3 each), `k_a` (N/m).
     attachments: Option<(CudaSlice<u32>, CudaSlice<f64>, CudaSlice<f64>)>,
     /// Assembly outputs.
@@ -777,7 +778,7 @@ impl<'b> DeviceSystem<'b> {
                     .launch(grid(nodes_a.len()))?;
             }
         }
-        if let Some((pairs, d0, k)) = &self.pairs {
+        if let Some((pairs, face_from, d0, k, law)) = &self.pairs {
             let count = (pairs.len() / 4) as i32;
             // SAFETY: signature of weft_assemble_repulsion; 4 node indices
             // per pair, each < n (from the assembler's fabric).
@@ -785,6 +786,8 @@ impl<'b> DeviceSystem<'b> {
                 s.launch_builder(b.f("weft_assemble_repulsion"))
                     .arg(&count)
                     .arg(pairs)
+                    .arg(face_from)
+                    .arg(law)
                     .arg(d0)
                     .arg(k)
                     .arg(&self.diag)
@@ -1535,8 +1538,10 @@ impl DeviceSystem<'_> {
         } else {
             Some((
                 s.clone_htod(&colliders.pairs)?,
+                colliders.face_from as i32,
                 colliders.d0,
                 colliders.repulsion_stiffness,
+                colliders.repulsion_law,
             ))
         };
         self.attachments = if colliders.attach_nodes.is_empty() {

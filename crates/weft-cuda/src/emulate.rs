@@ -172,6 +172,8 @@ mod ffi {
         pub fn weft_assemble_repulsion(
             count: i32,
             pair_nodes: *const u32,
+            face_from: i32,
+            law: i32,
             d0: f64,
             k: f64,
             diag: *const u32,
@@ -635,6 +637,8 @@ pub fn assemble(
                 ffi::weft_assemble_repulsion(
                     npairs as i32,
                     colliders.pairs.as_ptr(),
+                    colliders.face_from as i32,
+                    colliders.repulsion_law,
                     colliders.d0,
                     colliders.repulsion_stiffness,
                     plan.diag.as_ptr(),

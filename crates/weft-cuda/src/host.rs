@@ -15,6 +15,7 @@
 #![cfg_attr(not(weft_host_shim), allow(unused_mut, unused_variables))]
 
 use thiserror::Error;
+use weft_solver::collide::RepulsionLaw;
 
 /// Whether the host shim was compiled (a C++ compiler was found at build
 /// time).
@@ -370,6 +371,16 @@ mod ffi {
             q: *const f64,
             d0: f64,
             k: f64,
+            law: i32,
+            e: *mut f64,
+            g: *mut f64,
+            hdiag: *mut f64,
+        ) -> i32;
+        pub fn weft_face_repulsion(
+            q: *const f64,
+            d0: f64,
+            k: f64,
+            law: i32,
             e: *mut f64,
             g: *mut f64,
             hdiag: *mut f64,
@@ -1068,29 +1079,35 @@ pub fn node_contact(
     })
 }
 
-/// Self-collision repulsion of one segment pair as the kernels evaluate it.
+/// Self-collision repulsion of one pair as the kernels evaluate it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostRepulsion {
-    /// `½ k (d0 - d)²` (J).
+    /// `V(d0 - d)` (J).
     pub energy: f64,
-    /// `∇V` (N), layout `[p0, p1, q0, q1]` (12).
+    /// `∇V` (N), layout `[p0, p1, q0, q1]` or `[p, a, b, c]` (12).
     pub gradient: [f64; 12],
-    /// The node-diagonal 3x3 blocks of the Gauss-Newton Hessian `k w wᵀ`
+    /// The node-diagonal 3x3 blocks of the Gauss-Newton Hessian `V'' w wᵀ`
     /// (N/m), 4 blocks of 9 row-major.
     pub hessian_diagonal: [f64; 36],
 }
 
-/// Repulsion `½ k (d0 - d)²` of segments `q[0..6]` and `q[6..12]` (end
-/// points `[p0, p1, q0, q1]`, m) with interaction distance `d0` (m) and
-/// stiffness `k` (N/m), `weft_solver::collide::repulsion`; `Ok(None)` when
-/// `d ≥ d0`.
-///
-/// # Errors
-/// [`HostError::Unavailable`] without the shim.
-pub fn segment_repulsion(
+/// The kernels' code of a repulsion law (`law` argument of
+/// `weft_assemble_repulsion`): 0 quadratic, 1 cubic.
+pub fn law_code(law: RepulsionLaw) -> i32 {
+    match law {
+        RepulsionLaw::Quadratic => 0,
+        RepulsionLaw::Cubic => 1,
+    }
+}
+
+/// One pair's repulsion from the shim: vertex–face when `face`, else
+/// segment–segment.
+fn host_repulsion(
+    face: bool,
     q: &[f64; 12],
     d0: f64,
     k: f64,
+    law: RepulsionLaw,
 ) -> Result<Option<HostRepulsion>, HostError> {
     let mut r = HostRepulsion {
         energy: 0.0,
@@ -1098,16 +1115,54 @@ pub fn segment_repulsion(
         hessian_diagonal: [0.0; 36],
     };
     shim!({
-        let hit = ffi::weft_segment_repulsion(
+        let f = if face {
+            ffi::weft_face_repulsion
+        } else {
+            ffi::weft_segment_repulsion
+        };
+        let hit = f(
             q.as_ptr(),
             d0,
             k,
+            law_code(law),
             &mut r.energy,
             r.gradient.as_mut_ptr(),
             r.hessian_diagonal.as_mut_ptr(),
         );
         (hit != 0).then_some(r)
     })
+}
+
+/// Repulsion `V(d0 - d)` under `law` of segments `q[0..6]` and `q[6..12]`
+/// (end points `[p0, p1, q0, q1]`, m) with interaction distance `d0` (m)
+/// and stiffness `k` (N/m), `weft_solver::collide::repulsion_with`;
+/// `Ok(None)` when `d ≥ d0`.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn segment_repulsion(
+    q: &[f64; 12],
+    d0: f64,
+    k: f64,
+    law: RepulsionLaw,
+) -> Result<Option<HostRepulsion>, HostError> {
+    host_repulsion(false, q, d0, k, law)
+}
+
+/// Repulsion `V(d0 - d)` under `law` of vertex `q[0..3]` and triangle
+/// `q[3..12]` (`[p, a, b, c]`, m) with interaction distance `d0` (m) and
+/// stiffness `k` (N/m), `weft_solver::collide::face_repulsion`; `Ok(None)`
+/// when `d ≥ d0`.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn face_repulsion(
+    q: &[f64; 12],
+    d0: f64,
+    k: f64,
+    law: RepulsionLaw,
+) -> Result<Option<HostRepulsion>, HostError> {
+    host_repulsion(true, q, d0, k, law)
 }
 
 /// Stretch strain `|x_b - x_a|/(s_b - s_a) - 1` of the segment from node

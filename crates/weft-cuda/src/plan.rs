@@ -542,7 +542,7 @@ impl AssemblyPlan {
 /// The contacts of one step in the kernels' form (uploaded once per step):
 /// the analytic colliders (plane, sphere, capsule), per node the tangent
 /// planes of the triangle-mesh colliders, and the self-collision segment
-/// pairs, the last two found by [`Assembler::begin_step`] at the step start.
+/// and vertex–face pairs, the last two found by [`Assembler::begin_step`] at the step start.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StepColliders {
     /// Plane, sphere and capsule colliders at the step's end time
@@ -555,9 +555,15 @@ pub struct StepColliders {
     /// step's end time, each with its mesh collider's stiffness, friction,
     /// margin and rigid velocity field (`weft_assemble_planes`).
     pub planes: Vec<GpuCollider>,
-    /// Self-collision pairs, 4 nodes `[p0, p1, q0, q1]` per pair
-    /// (`weft_assemble_repulsion`); empty without self-collision.
+    /// Self-collision pairs, 4 nodes per pair (`weft_assemble_repulsion`):
+    /// the segment pairs `[p0, p1, q0, q1]`, then from pair
+    /// [`StepColliders::face_from`] on the vertex–face pairs `[p, a, b, c]`
+    /// of triangle-mesh cloth; empty without self-collision.
     pub pairs: Vec<u32>,
+    /// Index of the first vertex–face pair in [`StepColliders::pairs`].
+    pub face_from: u32,
+    /// The repulsion law's kernel code ([`crate::host::law_code`]).
+    pub repulsion_law: i32,
     /// Self-collision interaction distance `d0` (m).
     pub d0: f64,
     /// Self-collision stiffness `k` (N/m).
@@ -647,10 +653,14 @@ pub fn colliders_at(assembler: &Assembler, t: f64) -> Result<StepColliders, Plan
     if let Some(sc) = &assembler.contact.self_collision {
         out.d0 = sc.d0;
         out.repulsion_stiffness = sc.stiffness;
+        out.repulsion_law = crate::host::law_code(sc.law);
+        out.face_from = u32_of(sc.contacts.len(), "self-collision pairs")?;
         out.pairs = sc
             .contacts
             .iter()
-            .flat_map(|c| c.nodes)
+            .map(|c| c.nodes)
+            .chain(sc.face_contacts.iter().map(|c| c.nodes))
+            .flatten()
             .map(|n| u32_of(n, "node"))
             .collect::<Result<_, _>>()?;
     }

@@ -75,14 +75,6 @@ pub enum Unsupported {
     /// (`weft_solver::assembly::ContactModel::segments`).
     #[error("segment contact against colliders is not implemented by the CUDA kernels")]
     SegmentContact,
-    /// Vertex–face self-collision of triangle-mesh cloth
-    /// (`weft_solver::collide::SelfCollision::with_faces`), or a repulsion
-    /// law other than DESIGN §6's quadratic one
-    /// (`weft_solver::collide::RepulsionLaw::Cubic`).
-    #[error(
-        "vertex-face self-collision and the cubic repulsion law of triangle-mesh cloth are not implemented by the CUDA kernels"
-    )]
-    FaceContact,
     /// Indices beyond the kernels' 32-bit range.
     #[error("{0} exceeds the kernels' 32-bit index range")]
     TooLarge(&'static str),
@@ -103,11 +95,6 @@ pub fn check_supported(sim: &Simulation) -> Result<(), Unsupported> {
     }
     if a.contact.segments {
         return Err(Unsupported::SegmentContact);
-    }
-    if a.contact.self_collision.as_ref().is_some_and(|sc| {
-        !sc.detector.faces().is_empty() || sc.law != weft_solver::collide::RepulsionLaw::Quadratic
-    }) {
-        return Err(Unsupported::FaceContact);
     }
     if 5 * a.fabric.node_count() > i32::MAX as usize {
         return Err(Unsupported::TooLarge("5 x node count"));

@@ -323,3 +323,15 @@ fn gpu_acceptance_and_anchor_kernels_match_the_cpu() {
         assert!(e <= 1e-12, "trial {trial}: anchors differ by {e:e}");
     }
 }
+
+/// [`trajectory_parity`] of triangle-mesh cloth landing on itself
+/// (vertex–face and edge–edge repulsion under the cubic law).
+#[test]
+fn gpu_trajectory_triangle_mesh_self_collision() {
+    trajectory_parity(
+        "triangle-mesh self-collision",
+        common::stacked_sheets,
+        1e-8,
+        1e-6,
+    );
+}

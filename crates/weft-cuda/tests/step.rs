@@ -13,7 +13,7 @@ use common::{
 };
 use weft_cuda::plan::AssemblyPlan;
 use weft_cuda::step::{EmulatedStep, Unsupported, advance_emulated, check_supported};
-use weft_solver::collide::{Collider, RepulsionLaw};
+use weft_solver::collide::Collider;
 use weft_solver::{
     CpuBackend, LinearSolver, Rejection, Settings, Simulation, StepBackend, StepHost,
 };
@@ -214,24 +214,7 @@ fn unsupported_features_are_refused_by_name() {
         Ok(())
     );
     assert_eq!(check_supported(&simulation(LinearSolver::Auto)), Ok(()));
-    // Triangle-mesh cloth's self-collision: vertex–face pairs, and the
-    // cubic repulsion law.
-    let with_contact = |faces: bool| {
-        let mut sim = simulation(LinearSolver::BlockJacobi);
-        with_self_collision(&mut sim.assembler, 3e-4, 5.0, 2);
-        let sc = sim.assembler.contact.self_collision.as_mut().unwrap();
-        if faces {
-            sc.detector = sc.detector.clone().with_faces(vec![[0, 1, 2]]).unwrap();
-        } else {
-            sc.law = RepulsionLaw::Cubic;
-        }
-        sim
-    };
-    let cases: Vec<(Simulation, &str)> = vec![
-        (simulation(LinearSolver::Cholesky), "cholesky"),
-        (with_contact(true), "vertex-face"),
-        (with_contact(false), "cubic"),
-    ];
+    let cases: Vec<(Simulation, &str)> = vec![(simulation(LinearSolver::Cholesky), "cholesky")];
     for (sim, name) in cases {
         let err = check_supported(&sim).expect_err(name);
         let msg = err.to_string();
@@ -240,9 +223,8 @@ fn unsupported_features_are_refused_by_name() {
             EmulatedStep::new(&sim).is_err(),
             "{name}: the emulated backend must refuse too"
         );
-        match name {
-            "cholesky" => assert_eq!(err, Unsupported::Cholesky),
-            _ => assert_eq!(err, Unsupported::FaceContact),
+        if name == "cholesky" {
+            assert_eq!(err, Unsupported::Cholesky);
         }
     }
 }
@@ -663,6 +645,39 @@ fn emulated_device_steps_triangle_mesh_cloth_like_the_cpu() {
         "the patch hangs 0.3 m and stretches: lowest y {}",
         -drop
     );
+    assert!(q < 1e-7, "positions differ by {q:e}");
+    assert!(v < 5e-6, "velocities differ by {v:e}");
+}
+
+/// Triangle-mesh cloth landing on itself (vertex–face and edge–edge
+/// repulsion, cubic law) steps on the emulated device as on the CPU: the
+/// same accepted steps, Newton iterations within 1, positions within 1e-7
+/// and velocities within 5e-6 relative over 30 steps of 1 ms, while the
+/// falling sheet is stopped: every vertex ends more than half `d0` (1 mm)
+/// above the held sheet (measured 1.98 mm), where free fall would have
+/// taken it 11 mm below.
+#[test]
+fn emulated_device_steps_triangle_mesh_self_collision_like_the_cpu() {
+    if !host_build() {
+        return;
+    }
+    assert_eq!(check_supported(&common::stacked_sheets()), Ok(()));
+    let mut lowest = 0.0;
+    let mut faces = 0;
+    let [q, v, _] = compare_on(common::stacked_sheets, 1e-6, Some(1), 30, |_, cpu| {
+        let n0 = 81;
+        lowest = cpu
+            .q
+            .chunks(5)
+            .skip(n0)
+            .map(|x| x[1])
+            .fold(f64::INFINITY, f64::min);
+        let sc = cpu.assembler.contact.self_collision.as_ref().unwrap();
+        faces = faces.max(sc.face_contacts.len());
+    });
+    eprintln!("lowest vertex of the falling sheet {lowest} m; up to {faces} vertex-face pairs");
+    assert!(faces > 20, "{faces} vertex-face pairs");
+    assert!(lowest > 1e-3, "the sheet went through: lowest y {lowest}");
     assert!(q < 1e-7, "positions differ by {q:e}");
     assert!(v < 5e-6, "velocities differ by {v:e}");
 }

@@ -22,8 +22,8 @@
 //! - Hessian, Gauss-Newton with the weights held fixed: `V''(g) w wᵀ`
 //!   (12x12, symmetric PSD, rank 1); dropped: `-V'(g) ∇²d`.
 //!
-//! Degenerate cases: at `d = 0` (the vertex on the triangle) `n` is the
-//! triangle's unit normal, so the force stays bounded; a triangle of
+//! Degenerate cases: at `d ≤` [`ON_FACE`] times the longest edge (the vertex
+//! on the triangle) `n` is the triangle's unit normal, so the force stays bounded; a triangle of
 //! (near-)zero area is treated as its three edges (the closest point of
 //! the closest edge).
 
@@ -46,6 +46,11 @@ pub struct FaceClosest {
 /// Relative area below which a triangle is treated as its edges:
 /// `|(b - a) × (c - a)|` below this times its longest edge squared.
 pub const DEGENERATE_AREA: f64 = 1e-12;
+
+/// A vertex within this many times the face's longest edge of its closest
+/// point is on the face: [`face_repulsion`] pushes it along the face's
+/// normal (`p - c_T` is round-off there).
+pub const ON_FACE: f64 = 1e-12;
 
 /// The closest point of triangle `a b c` to `p`: the orthogonal projection
 /// when it falls inside the triangle, otherwise the closest point of the
@@ -148,7 +153,10 @@ pub fn face_repulsion(
     if cl.distance >= d0 {
         return None;
     }
-    let n = if cl.distance > 0.0 {
+    // A distance at round-off level of the face's size has no direction:
+    // the vertex is on the face.
+    let size = (b - a).norm().max((c - a).norm()).max((c - b).norm());
+    let n = if cl.distance > ON_FACE * size {
         (p - cl.point) / cl.distance
     } else {
         let normal = (b - a).cross(&(c - a));
