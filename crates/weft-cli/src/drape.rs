@@ -99,6 +99,11 @@ pub struct DrapeArgs {
     /// spacing (much slower at coarse levels; see DrapeOptions).
     #[arg(long, default_value_t = 4.0)]
     pub self_collision_below: f64,
+    /// Turn off the `shell` model's self-collision between its triangles,
+    /// on at every level by default (see
+    /// `weft_garment::DrapeOptions::shell_self_collision`).
+    #[arg(long)]
+    pub no_shell_self_collision: bool,
     /// Yarn sliding with friction at levels of this spacing (mm) and below
     /// (0: off).
     #[arg(long, default_value_t = 0.0)]
@@ -192,6 +197,7 @@ impl DrapeArgs {
             dt_max: self.dt_max,
             newton_tolerance: self.newton_tolerance,
             self_collision_below_mm: self.self_collision_below,
+            shell_self_collision: !self.no_shell_self_collision,
             sliding_below_mm: self.sliding_below,
             segment_contact: !self.no_segment_contact,
             strict: self.strict,

@@ -1204,7 +1204,8 @@ impl<'a> Run<'a> {
             let shell = opts.model == crate::DrapeModel::Shell;
             // The shell model has no arc-length coordinates to slide.
             let sliding = !shell && mm <= opts.sliding_below_mm * (1.0 + 1e-9);
-            let self_collision = mm <= opts.self_collision_below_mm * (1.0 + 1e-9);
+            let self_collision = mm <= opts.self_collision_below_mm * (1.0 + 1e-9)
+                || (shell && opts.shell_self_collision);
             let garment = self.weave(&pattern, s, sliding)?;
             let nodes = garment.fabric.node_count();
             progress.level(level, s, nodes);

@@ -5,13 +5,16 @@
 use std::path::Path;
 use weft_garment::{DrapeModel, DrapeOptions, drape_to_dir};
 
-/// The A-line skirt at 80 mm (100 nodes; 25 s on 2 cores in the test
-/// profile) sews and drapes: seams closed to a few millimetres (measured
-/// 1.3 mm), no node inside the body, no layer through another, the waist
-/// where it was sewn and the hem hanging at the yarn model's height
-/// (measured 0.632 m; the yarn model's is about 0.60 m). The hem bound
-/// catches the roll-up that a full-strength waist attachment causes (hem
-/// at 0.93 m, `shell::SHELL_ATTACHMENT_FRACTION`).
+/// The A-line skirt at 80 mm (100 nodes; 10 s on 2 cores in the test
+/// profile) sews and drapes with its default self-collision
+/// (`DrapeOptions::shell_self_collision`): seams closed to a few
+/// millimetres (measured 4.3 mm), no node inside the body, no layer
+/// through another, the waist within 3 cm of where it was sewn (measured
+/// 18.7 mm higher: the layers repel within 0.3 spacings, 24 mm at this
+/// spacing) and the hem near the yarn model's height (measured 0.683 m,
+/// 0.632 m without self-collision; the yarn model's is about 0.60 m). The
+/// hem bound catches the roll-up that a full-strength waist attachment
+/// causes (hem at 0.93 m, `shell::SHELL_ATTACHMENT_FRACTION`).
 #[test]
 fn shell_drapes_the_skirt_on_the_mannequin() {
     let skirt = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/patterns/a_line_skirt.json");
@@ -43,11 +46,11 @@ fn shell_drapes_the_skirt_on_the_mannequin() {
     );
     assert_eq!(s.layer_crossings, 0);
     assert!(
-        !s.slid_off && s.top_drop_m.abs() < 0.02,
+        !s.slid_off && s.top_drop_m.abs() < 0.03,
         "top moved {} m",
         s.top_drop_m
     );
-    assert!((0.55..0.70).contains(&hem), "hem at {hem} m");
+    assert!((0.55..0.75).contains(&hem), "hem at {hem} m");
     let json = std::fs::read_to_string(out.path().join("summary.json")).unwrap();
     assert!(json.contains("\"model\": \"shell\""));
 }

@@ -118,8 +118,8 @@ pub struct StrainPeak {
 
 /// Self-collision between yarn segments that are not neighbours in the weave
 /// (DESIGN §6), and for triangle-mesh cloth between vertices and triangles
-/// ([`SelfCollision::with_faces`]): repulsion `V = ½ k (d0 - d)²` for
-/// closest distance `d < d0`.
+/// ([`SelfCollision::with_faces`]): repulsion `V(d0 - d)` under
+/// [`SelfContact::law`] for closest distance `d < d0`.
 pub struct SelfContact {
     /// Broad phase (spatial hash) and neighbour exclusion, built once.
     pub detector: SelfCollision,
