@@ -567,7 +567,6 @@ fn emulated_self_collision_matches_the_cpu_assembler() {
         with_self_collision(&mut a, 2.5e-3, 60.0, 1);
         let mut plan = AssemblyPlan::new(&a).unwrap();
         let s = inputs(&a, 0xc0ff_ee00 + seed, true);
-        let len = s.q_n.len();
         let t_end = a.time + s.h;
         a.begin_step(&s.q_n, &s.v_n, s.h, t_end);
         let colliders = colliders_at(&a, a.time).unwrap();
@@ -589,42 +588,7 @@ fn emulated_self_collision_matches_the_cpu_assembler() {
             .count();
         assert!(active >= 10, "seed {seed}: only {active} active pairs");
         // The repulsion term alone, on both sides.
-        let mut res_cpu = vec![0.0; len];
-        a.assemble(&s.q_n, &s.v_n, &s.v, s.h, &s.anchors, &mut res_cpu, false);
-        let saved = a.contact.self_collision.take();
-        let mut res_cpu_without = vec![0.0; len];
-        a.assemble(
-            &s.q_n,
-            &s.v_n,
-            &s.v,
-            s.h,
-            &s.anchors,
-            &mut res_cpu_without,
-            false,
-        );
-        a.contact.self_collision = saved;
-        let without = weft_cuda::plan::StepColliders {
-            pairs: Vec::new(),
-            ..colliders.clone()
-        };
-        let mut res_emu = vec![0.0; len];
-        let mut res_emu_without = vec![0.0; len];
-        let mut vals = vec![[[0.0; 5]; 5]; plan.cols.len()];
-        for (c, r) in [(&colliders, &mut res_emu), (&without, &mut res_emu_without)] {
-            emulate::assemble(
-                &plan, c, &s.q_n, &s.v_n, &s.v, s.h, &s.anchors, r, &mut vals, false,
-            )
-            .unwrap();
-        }
-        let diff =
-            |a: &[f64], b: &[f64]| -> Vec<f64> { a.iter().zip(b).map(|(x, y)| x - y).collect() };
-        let term_cpu = diff(&res_cpu, &res_cpu_without);
-        assert!(rel(&term_cpu, &vec![0.0; len]) > 1e-4 * rel(&res_cpu, &vec![0.0; len]));
-        let e_term = rel(&diff(&res_emu, &res_emu_without), &term_cpu);
-        assert!(
-            e_term <= 1e-10,
-            "seed {seed}: repulsion term relative error {e_term:.3e}"
-        );
+        let (e_term, _) = repulsion_term(&mut a, &plan, &colliders, &s, &format!("seed {seed}"));
         worst_term = worst_term.max(e_term);
         assert_both_modes_match(&mut a, &mut plan, &colliders, &s, seed, &mut worst);
     }
@@ -1227,42 +1191,7 @@ fn emulated_vertex_face_repulsion_matches_the_cpu_assembler() {
             active >= 20,
             "{law:?}: only {active} active vertex-face pairs"
         );
-        let mut res_cpu = vec![0.0; len];
-        a.assemble(&s.q_n, &s.v_n, &s.v, s.h, &s.anchors, &mut res_cpu, false);
-        let saved = a.contact.self_collision.take();
-        let mut res_cpu_without = vec![0.0; len];
-        a.assemble(
-            &s.q_n,
-            &s.v_n,
-            &s.v,
-            s.h,
-            &s.anchors,
-            &mut res_cpu_without,
-            false,
-        );
-        a.contact.self_collision = saved;
-        let without = weft_cuda::plan::StepColliders {
-            pairs: Vec::new(),
-            ..colliders.clone()
-        };
-        let mut res_emu = vec![0.0; len];
-        let mut res_emu_without = vec![0.0; len];
-        let mut vals = vec![[[0.0; 5]; 5]; plan.cols.len()];
-        for (c, r) in [(&colliders, &mut res_emu), (&without, &mut res_emu_without)] {
-            emulate::assemble(
-                &plan, c, &s.q_n, &s.v_n, &s.v, s.h, &s.anchors, r, &mut vals, false,
-            )
-            .unwrap();
-        }
-        let diff =
-            |a: &[f64], b: &[f64]| -> Vec<f64> { a.iter().zip(b).map(|(x, y)| x - y).collect() };
-        let term_cpu = diff(&res_cpu, &res_cpu_without);
-        assert!(rel(&term_cpu, &vec![0.0; len]) > 1e-4 * rel(&res_cpu, &vec![0.0; len]));
-        let e_term = rel(&diff(&res_emu, &res_emu_without), &term_cpu);
-        assert!(
-            e_term <= 1e-10,
-            "{law:?}: repulsion term relative error {e_term:.3e}"
-        );
+        let (e_term, res_emu) = repulsion_term(&mut a, &plan, &colliders, &s, &format!("{law:?}"));
         worst_term = worst_term.max(e_term);
         // The kernel tells the kinds apart: the same pairs all read as
         // segment pairs give another residual.
@@ -1271,6 +1200,7 @@ fn emulated_vertex_face_repulsion_matches_the_cpu_assembler() {
             ..colliders.clone()
         };
         let mut res_wrong = vec![0.0; len];
+        let mut vals = vec![[[0.0; 5]; 5]; plan.cols.len()];
         emulate::assemble(
             &plan,
             &as_segments,
@@ -1293,4 +1223,55 @@ fn emulated_vertex_face_repulsion_matches_the_cpu_assembler() {
          alone {worst_term:.2e}",
         worst[0], worst[1], worst[2], worst[3]
     );
+}
+
+/// The self-collision repulsion's term of the residual alone (with minus
+/// without `a.contact.self_collision`, and without the pairs in
+/// `colliders` on the emulated side): asserts that it changes the CPU
+/// residual by more than 1e-4 relative and that the emulated term equals
+/// the CPU's to 1e-10; returns that error and the emulated residual.
+fn repulsion_term(
+    a: &mut weft_solver::Assembler,
+    plan: &AssemblyPlan,
+    colliders: &weft_cuda::plan::StepColliders,
+    s: &StepInputs,
+    what: &str,
+) -> (f64, Vec<f64>) {
+    let len = s.q_n.len();
+    let mut res_cpu = vec![0.0; len];
+    a.assemble(&s.q_n, &s.v_n, &s.v, s.h, &s.anchors, &mut res_cpu, false);
+    let saved = a.contact.self_collision.take();
+    let mut res_cpu_without = vec![0.0; len];
+    a.assemble(
+        &s.q_n,
+        &s.v_n,
+        &s.v,
+        s.h,
+        &s.anchors,
+        &mut res_cpu_without,
+        false,
+    );
+    a.contact.self_collision = saved;
+    let without = weft_cuda::plan::StepColliders {
+        pairs: Vec::new(),
+        ..colliders.clone()
+    };
+    let mut res_emu = vec![0.0; len];
+    let mut res_emu_without = vec![0.0; len];
+    let mut vals = vec![[[0.0; 5]; 5]; plan.cols.len()];
+    for (c, r) in [(colliders, &mut res_emu), (&without, &mut res_emu_without)] {
+        emulate::assemble(
+            plan, c, &s.q_n, &s.v_n, &s.v, s.h, &s.anchors, r, &mut vals, false,
+        )
+        .unwrap();
+    }
+    let diff = |a: &[f64], b: &[f64]| -> Vec<f64> { a.iter().zip(b).map(|(x, y)| x - y).collect() };
+    let term_cpu = diff(&res_cpu, &res_cpu_without);
+    assert!(rel(&term_cpu, &vec![0.0; len]) > 1e-4 * rel(&res_cpu, &vec![0.0; len]));
+    let e_term = rel(&diff(&res_emu, &res_emu_without), &term_cpu);
+    assert!(
+        e_term <= 1e-10,
+        "{what}: repulsion term relative error {e_term:.3e}"
+    );
+    (e_term, res_emu)
 }
