@@ -11,8 +11,10 @@
 //! supernode owning the first row of its off-diagonal pattern). Supernodes in
 //! disjoint subtrees touch disjoint columns, except for the rows of their
 //! common ancestors. [`SolveSchedule`] cuts the tree into a sequential *top*
-//! (the ancestors) and one group of whole subtrees per worker, balanced by
-//! the number of factor values (the bytes streamed). The forward solve runs
+//! (the ancestors) and [`SOLVE_GROUPS`] groups of whole subtrees, balanced by
+//! the number of factor values (the bytes streamed); a fixed number of
+//! groups, not one per thread, so that the result does not depend on the
+//! thread count. The forward solve runs
 //! the groups in parallel, each on its own copy of the vector, adds their
 //! updates of the top rows, then finishes the top; the backward solve runs
 //! the top first, then the groups. The arithmetic per supernode is the
@@ -142,6 +144,13 @@ pub(crate) struct SolveScratch {
 /// against 11 ms on two, 1,024 nodes (1.1 x 10^6) 33 against 44 ms, 2,500
 /// nodes (3.4 x 10^6) 89 against 70 ms.
 pub(crate) const PARALLEL_SOLVE_MIN_VALUES: usize = 1 << 21;
+
+/// Worker groups of the solves, whatever the thread count: the groups fix
+/// the order of the floating-point additions, so a fixed number makes a
+/// run repeat bit for bit on any number of threads (as the reductions of
+/// `crate::par`). Four groups keep two to four cores busy; the solves are
+/// memory-bound, so more cores gain little.
+pub(crate) const SOLVE_GROUPS: usize = 4;
 
 /// The split of the supernodal elimination tree into worker groups of whole
 /// subtrees and a sequential top (see the module docs).
