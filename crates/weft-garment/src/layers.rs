@@ -41,9 +41,11 @@ pub const LAYER_EXCLUSION_SPACINGS: f64 = 2.0;
 /// One yarn segment through the fabric.
 #[derive(Serialize, Debug, Clone, Copy, PartialEq)]
 pub struct LayerCrossing {
-    /// The segment's end nodes.
+    /// The segment's end nodes (a yarn segment, or a mesh edge for the
+    /// triangle-mesh models).
     pub segment: [usize; 2],
-    /// The triangle's nodes `(crossing, warp neighbour, weft neighbour)`.
+    /// The triangle's nodes: `(crossing, warp neighbour, weft neighbour)`
+    /// of a shear stencil, or a mesh triangle for the triangle-mesh models.
     pub triangle: [usize; 3],
     /// Where the segment cuts the triangle (m).
     pub point: [f64; 3],
@@ -86,15 +88,34 @@ pub fn layer_crossings(
     x: &[Vector3<f64>],
     radius: f64,
 ) -> Vec<LayerCrossing> {
-    let segments: Vec<[usize; 2]> = fabric.segment_ends();
     let exclusion =
         rest_exclusion(fabric, ties, radius.max(0.0)).expect("segments and ties name fabric nodes");
-    let finite = |ids: &[usize]| ids.iter().all(|&i| x[i].iter().all(|c| c.is_finite()));
     let triangles: Vec<[usize; 3]> = fabric
         .elements
         .shear
         .iter()
         .map(|e| [e.crossing, e.warp_neighbor, e.weft_neighbor])
+        .collect();
+    surface_crossings(&fabric.segment_ends(), &triangles, &exclusion, x)
+}
+
+/// The `segments` (node pairs) that cut one of the surface `triangles`
+/// (node triples) while no end of the segment is `exclusion`-near a corner
+/// of the triangle, sorted by segment then triangle: the test of
+/// [`layer_crossings`] (module docs) on any surface, e.g. a triangle mesh
+/// and its edges (`crate::shell::mesh_layer_crossings`). `x` holds one
+/// position per node (m). Degenerate triangles and non-finite positions
+/// are skipped.
+pub fn surface_crossings(
+    segments: &[[usize; 2]],
+    triangles: &[[usize; 3]],
+    exclusion: &Exclusion,
+    x: &[Vector3<f64>],
+) -> Vec<LayerCrossing> {
+    let finite = |ids: &[usize]| ids.iter().all(|&i| x[i].iter().all(|c| c.is_finite()));
+    let triangles: Vec<[usize; 3]> = triangles
+        .iter()
+        .copied()
         .filter(|t| finite(t))
         .filter(|t| {
             let (e1, e2) = (x[t[1]] - x[t[0]], x[t[2]] - x[t[0]]);

@@ -86,7 +86,9 @@ pub mod transfer;
 
 pub use cusick::{Cusick, CusickOptions, CusickSummary, cusick};
 pub use error::GarmentError;
-pub use layers::{LAYER_EXCLUSION_SPACINGS, LayerCrossing, layer_crossings, rest_exclusion};
+pub use layers::{
+    LAYER_EXCLUSION_SPACINGS, LayerCrossing, layer_crossings, rest_exclusion, surface_crossings,
+};
 pub use options::{
     Body, DEFAULT_ATTACH_LABELS, DrapeModel, DrapeOptions, RelaxOptions, level_spacings,
 };

@@ -110,8 +110,10 @@ pub struct LevelReport {
     /// its nodes and 3 interior points.
     pub max_segment_penetration_m: f64,
     /// Yarn segments through the garment's own fabric at the end
-    /// ([`crate::layers::layer_crossings`]): 0 when no layer passes through
-    /// another.
+    /// ([`crate::layers::layer_crossings`]; for the triangle-mesh models,
+    /// mesh edges through its triangles,
+    /// [`crate::shell::mesh_layer_crossings`]): 0 when no layer passes
+    /// through another.
     pub layer_crossings: usize,
     /// Height of the garment's lowest node at the end (m): the hem, for a
     /// skirt. Compared between levels, it shows whether refinement has
@@ -1530,8 +1532,20 @@ impl<'a> Run<'a> {
             }
             let x = positions(&ls.sim.q);
             let (pen_node, pen_seg) = penetrations(ls.woven(), &x, &collider);
-            let crossings_through =
-                layer_crossings(ls.woven(), &ties, &x, LAYER_EXCLUSION_SPACINGS * s);
+            let crossings_through = if shell {
+                // The mesh's own triangles and edges, not the weave's
+                // stencils (see `shell::mesh_layer_crossings`).
+                crate::shell::mesh_layer_crossings(
+                    &garment,
+                    &crate::shell::mesh_triangles(&ls.sim.assembler.fabric),
+                    ls.sim.assembler.ties(),
+                    &x,
+                    LAYER_EXCLUSION_SPACINGS * s,
+                )
+                .expect("the mesh's triangles and ties name garment nodes")
+            } else {
+                layer_crossings(ls.woven(), &ties, &x, LAYER_EXCLUSION_SPACINGS * s)
+            };
             if !crossings_through.is_empty() {
                 let c = &crossings_through[0];
                 progress.note(&format!(
@@ -1671,8 +1685,19 @@ impl<'a> Run<'a> {
         let x = run.sim.positions().to_vec();
         let ties = seam_ties(&garment);
         let (pen_node, pen_seg) = penetrations(&garment.fabric, &x, &collider);
-        let crossings_through =
-            layer_crossings(&garment.fabric, &ties, &x, LAYER_EXCLUSION_SPACINGS * s);
+        let triangles: Vec<[usize; 3]> = crate::shell::garment_mesh(&pattern, &garment)?
+            .triangles()
+            .iter()
+            .map(|t| t.map(|i| i as usize))
+            .collect();
+        let crossings_through = crate::shell::mesh_layer_crossings(
+            &garment,
+            &triangles,
+            &ties,
+            &x,
+            LAYER_EXCLUSION_SPACINGS * s,
+        )
+        .expect("the mesh's triangles and the seam ties name garment nodes");
         let (q, v) = crate::shell::fabric_state(&garment, &run.sim);
         let (yarns, crossings, _) = garment.totals();
         let total_mass: f64 = run.sim.masses().iter().sum();

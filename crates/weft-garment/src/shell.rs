@@ -521,28 +521,84 @@ pub fn mesh_self_collision(
     d0: f64,
     exclusion_radius: f64,
 ) -> Result<weft_solver::collide::SelfCollision, weft_solver::collide::CollideError> {
-    use weft_solver::collide::{Exclusion, SelfCollision};
+    let triangles = mesh_triangles(fabric);
+    let (edges, exclusion) = mesh_rest_exclusion(garment, &triangles, ties, exclusion_radius)?;
+    weft_solver::collide::SelfCollision::new(edges, exclusion, 2.0 * d0)?.with_faces(triangles)
+}
+
+/// The node triples of the triangles of a triangle-mesh fabric
+/// (`fabric.elements.triangles`), in element order.
+pub fn mesh_triangles(fabric: &Fabric) -> Vec<[usize; 3]> {
+    fabric.elements.triangles.iter().map(|t| t.nodes).collect()
+}
+
+/// The unique edges `[a, b]` of `triangles` (node triples of `garment`'s
+/// nodes), in order of first appearance, and the node pairs within
+/// `radius` (m) of each other along the garment at rest: through those
+/// edges at their rest lengths (in the panels' frames, `garment.local`),
+/// the nodes of a panel nearer than `radius` in its rest frame
+/// ([`rest_neighbours`]: the triangulation drops slivers along the outline)
+/// and `ties` at length 0. The exclusion of [`mesh_self_collision`] and
+/// [`mesh_layer_crossings`].
+///
+/// # Errors
+/// [`weft_solver::collide::CollideError`] for a tie naming a node the
+/// garment lacks, or a negative or non-finite `radius`.
+pub fn mesh_rest_exclusion(
+    garment: &Garment,
+    triangles: &[[usize; 3]],
+    ties: &[Tie],
+    radius: f64,
+) -> Result<(Vec<[usize; 2]>, weft_solver::collide::Exclusion), weft_solver::collide::CollideError>
+{
     let key = |a: usize, b: usize| (a.min(b), a.max(b));
     let mut seen = std::collections::HashSet::new();
     let mut lengths: Vec<([usize; 2], f64)> = Vec::new();
-    for t in &fabric.elements.triangles {
+    for t in triangles {
         for (i, j) in [(0, 1), (1, 2), (2, 0)] {
-            let (a, b) = (t.nodes[i], t.nodes[j]);
+            let (a, b) = (t[i], t[j]);
             if seen.insert(key(a, b)) {
-                let (p, q) = (t.rest[i], t.rest[j]);
+                let (p, q) = (garment.local[a], garment.local[b]);
                 lengths.push(([a, b], (p[0] - q[0]).hypot(p[1] - q[1])));
             }
         }
     }
     let edges: Vec<[usize; 2]> = lengths.iter().map(|e| e.0).collect();
-    lengths.extend(rest_neighbours(garment, exclusion_radius));
+    lengths.extend(rest_neighbours(garment, radius));
     for t in ties {
         lengths.push(([t.node, t.other[0]], 0.0));
         lengths.push(([t.node, t.other[1]], 0.0));
     }
-    let exclusion = Exclusion::within_distance(fabric.node_count(), &lengths, exclusion_radius)?;
-    let faces = fabric.elements.triangles.iter().map(|t| t.nodes).collect();
-    SelfCollision::new(edges, exclusion, 2.0 * d0)?.with_faces(faces)
+    let exclusion = weft_solver::collide::Exclusion::within_distance(
+        garment.fabric.node_count(),
+        &lengths,
+        radius,
+    )?;
+    Ok((edges, exclusion))
+}
+
+/// The layer pass-through of a triangle-mesh drape: the mesh edges that
+/// cut one of its `triangles` (node triples of `garment`'s nodes) away from
+/// their neighbourhood, [`crate::layers::surface_crossings`] with the
+/// exclusion of [`mesh_rest_exclusion`] at `radius` (m; the pipeline uses
+/// [`crate::LAYER_EXCLUSION_SPACINGS`] spacings). The yarn model's measure
+/// ([`crate::layer_crossings`]) tests the weave's shear stencils, which
+/// overlap and bulge off a folded mesh, so it reports crossings where the
+/// mesh's own triangles have none. `x` holds one position per node (m).
+///
+/// # Errors
+/// As [`mesh_rest_exclusion`].
+pub fn mesh_layer_crossings(
+    garment: &Garment,
+    triangles: &[[usize; 3]],
+    ties: &[Tie],
+    x: &[Vector3<f64>],
+    radius: f64,
+) -> Result<Vec<crate::LayerCrossing>, weft_solver::collide::CollideError> {
+    let (edges, exclusion) = mesh_rest_exclusion(garment, triangles, ties, radius)?;
+    Ok(crate::layers::surface_crossings(
+        &edges, triangles, &exclusion, x,
+    ))
 }
 
 /// The node pairs of each panel of `garment` nearer than `radius` (m) in

@@ -152,4 +152,37 @@ fn shell_self_collision_sees_layers_and_not_neighbours() {
             .iter()
             .all(|c| panel_of(c.nodes[0]) != panel_of(c.nodes[2]))
     );
+    // The layer pass-through measure on the same mesh: none between flat
+    // panels 1 m apart or 0.25 d0 apart; a node of panel 1 pulled through
+    // panel 0's plane makes its edges cut panel 0's triangles, and only
+    // those.
+    let triangles = weft_garment::shell::mesh_triangles(&fabric);
+    let radius = weft_garment::LAYER_EXCLUSION_SPACINGS * s;
+    let through = |x: &[nalgebra::Vector3<f64>]| {
+        weft_garment::shell::mesh_layer_crossings(&garment, &triangles, &ties, x, radius).unwrap()
+    };
+    assert!(through(&apart).is_empty());
+    assert!(through(&stacked).is_empty());
+    let p1 = &garment.panels[1];
+    let node = (p1.first_node..p1.first_node + p1.nodes)
+        .filter(|&i| triangles.iter().any(|t| t.contains(&i)))
+        .min_by(|&a, &b| apart[a].xy().norm().total_cmp(&apart[b].xy().norm()))
+        .unwrap();
+    let mut pulled = apart.clone();
+    pulled[node].z = -1.0;
+    let hits = through(&pulled);
+    println!(
+        "node {node} pulled through panel 0: {} crossings",
+        hits.len()
+    );
+    assert!(!hits.is_empty());
+    // Either an edge at the node through panel 0's triangles or an edge
+    // of panel 0 through the triangles at the node, all on panel 0's plane.
+    let in_panel0 = |v: &[usize]| v.iter().all(|&v| panel_of(v) == 0);
+    assert!(hits.iter().all(|c| {
+        let edge_down = c.segment.contains(&node) && in_panel0(&c.triangle);
+        let face_down = c.triangle.contains(&node) && in_panel0(&c.segment);
+        (edge_down || face_down) && c.point[2].abs() < 1e-12
+    }));
+    assert!(hits.iter().any(|c| c.segment.contains(&node)));
 }
