@@ -23,12 +23,15 @@
 //! [`CudaSimulation::sync`], at the end of every
 //! [`CudaSimulation::advance_to`] (output frames).
 //!
-//! The one remaining per-step download of whole vectors: with mesh
+//! The remaining per-step downloads of whole vectors: with mesh
 //! colliders or self-collision, `begin_step` downloads `q_n` and `v_n`
 //! (`80 n` B) once per step, because the tangent planes of the mesh
 //! colliders and the self-collision pairs are found on the host
 //! (`weft_solver::Assembler::begin_step`, BVH queries against the mesh and
-//! between yarn segments), and uploads the planes and pairs.
+//! between yarn segments), and uploads the planes and pairs. Triangle-mesh
+//! self-collision also downloads `q_new` (`40 n` B) in `check_accept`,
+//! for the host's layer-crossing check
+//! (`weft_solver::integrator::layer_crossing`).
 //!
 //! [`check_supported`] refuses, before any device work, what the kernels do
 //! not implement, naming it. [`EmulatedStep`] runs the same backend logic
@@ -47,7 +50,7 @@ use cudarc::driver::CudaSlice;
 use std::borrow::Cow;
 use thiserror::Error;
 use weft_solver::bsr::Block;
-use weft_solver::integrator::arc_length_message;
+use weft_solver::integrator::{arc_length_message, layer_crossing};
 use weft_solver::par::{inf_norm, norm2, update, worst_node};
 use weft_solver::pcg::{PcgResult, PcgStatus, PcgTolerance};
 use weft_solver::step::handle_dofs;
@@ -112,6 +115,16 @@ fn needs_step_state(a: &weft_solver::Assembler) -> bool {
             .colliders
             .iter()
             .any(|(c, _)| c.uses_tangent_planes())
+}
+
+/// Whether the acceptance check needs `q_new` on the host: triangle-mesh
+/// self-collision's layer-crossing check
+/// ([`weft_solver::integrator::layer_crossing`]).
+fn needs_crossing_check(a: &weft_solver::Assembler) -> bool {
+    a.contact
+        .self_collision
+        .as_ref()
+        .is_some_and(|sc| !sc.detector.faces().is_empty())
 }
 
 fn plan_error(e: PlanError) -> Unsupported {
@@ -385,7 +398,14 @@ impl StepBackend for CudaStep<'_> {
             self.peak_used = self.peak_used.max(total - free);
         }
         let sc = self.sys.accept_segments(q_new)?;
-        Ok(rejection_of(host, sc))
+        if let Some(r) = rejection_of(host, sc) {
+            return Ok(Some(r));
+        }
+        if needs_crossing_check(host.assembler) {
+            let q = self.sys.download(q_new)?;
+            return Ok(layer_crossing(host, &q));
+        }
+        Ok(None)
     }
 
     fn accept(
@@ -770,7 +790,14 @@ impl StepBackend for EmulatedStep {
         if !self.strain_ref.is_empty() {
             self.downloads.read(24);
         }
-        Ok(rejection_of(host, sc))
+        if let Some(r) = rejection_of(host, sc) {
+            return Ok(Some(r));
+        }
+        if needs_crossing_check(host.assembler) {
+            self.downloads.read_vector(q_new.len());
+            return Ok(layer_crossing(host, q_new));
+        }
+        Ok(None)
     }
 
     fn accept(

@@ -1158,14 +1158,9 @@ fn emulated_vertex_face_repulsion_matches_the_cpu_assembler() {
             .unwrap()
             .with_faces(faces)
             .unwrap();
-        a.contact.self_collision = Some(weft_solver::assembly::SelfContact {
-            detector,
-            d0,
-            stiffness: 80.0,
-            law,
-            contacts: Vec::new(),
-            face_contacts: Vec::new(),
-        });
+        a.contact.self_collision = Some(weft_solver::assembly::SelfContact::new(
+            detector, d0, 80.0, law,
+        ));
         let mut plan = AssemblyPlan::new(&a).unwrap();
         let len = s.q_n.len();
         let t_end = a.time + s.h;

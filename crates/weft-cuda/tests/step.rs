@@ -649,6 +649,38 @@ fn emulated_device_steps_triangle_mesh_cloth_like_the_cpu() {
     assert!(v < 5e-6, "velocities differ by {v:e}");
 }
 
+/// Triangle-mesh cloth thrown onto itself (`common::thrown_sheets`, 5 m/s,
+/// 1 ms steps): the steps that would take an edge through a face are
+/// rejected (`layer_crossing`) on the emulated device as on the CPU (the
+/// same accepted steps every millisecond, which differ when only one side
+/// rejects), and the device's trajectory stays within 1e-6 of the CPU's.
+#[test]
+fn emulated_device_rejects_layer_crossing_steps_like_the_cpu() {
+    if !host_build() {
+        return;
+    }
+    let mut rejected = 0;
+    let mut crossings = usize::MAX;
+    let [q, _, _] = compare_on(common::thrown_sheets, 1e-6, Some(1), 15, |_, cpu| {
+        rejected = cpu.rejections.get("layer_crossing").copied().unwrap_or(0);
+        let sc = cpu.assembler.contact.self_collision.as_ref().unwrap();
+        crossings = sc.detector.crossings(&cpu.state().x).len();
+    });
+    // Without the check (on the CPU) the edge goes through and stays.
+    let mut unchecked = common::thrown_sheets();
+    unchecked.settings.layer_crossing_dt_min = f64::INFINITY;
+    unchecked.advance_to(0.015, |_, _| {}).unwrap();
+    let sc = unchecked.assembler.contact.self_collision.as_ref().unwrap();
+    let through = sc.detector.crossings(&unchecked.state().x).len();
+    eprintln!(
+        "{rejected} layer-crossing rejections, {crossings} crossings at the end; unchecked {through}"
+    );
+    assert!(through > 0);
+    assert!(rejected > 0);
+    assert_eq!(crossings, 0);
+    assert!(q < 1e-6, "positions differ by {q:e}");
+}
+
 /// Triangle-mesh cloth landing on itself (vertex–face and edge–edge
 /// repulsion, cubic law) steps on the emulated device as on the CPU: the
 /// same accepted steps, Newton iterations within 1, positions within 1e-7

@@ -31,7 +31,7 @@ use serde::Serialize;
 use std::collections::HashMap;
 use weft_core::Fabric;
 use weft_solver::Tie;
-use weft_solver::collide::Exclusion;
+use weft_solver::collide::{Exclusion, segment_triangle_intersection};
 
 /// Rest distance along the fabric, in yarn spacings, below which a segment
 /// and a triangle are neighbours (in the weave or across a seam) rather
@@ -204,9 +204,11 @@ pub fn surface_crossings(
                 if s.iter().any(|&a| t.iter().any(|&b| exclusion.near(a, b))) {
                     continue;
                 }
-                if let Some(p) =
-                    segment_triangle(&x[s[0]], &x[s[1]], [&x[t[0]], &x[t[1]], &x[t[2]]])
-                {
+                if let Some(p) = segment_triangle_intersection(
+                    &x[s[0]],
+                    &x[s[1]],
+                    [&x[t[0]], &x[t[1]], &x[t[2]]],
+                ) {
                     hits.push(LayerCrossing {
                         segment: s,
                         triangle: t,
@@ -219,78 +221,4 @@ pub fn surface_crossings(
         .collect();
     out.sort_by_key(|c| (c.segment, c.triangle));
     out
-}
-
-/// Where the segment `p q` meets the triangle `t` (Möller–Trumbore, closed:
-/// touching an edge or ending on the face counts), or `None`.
-fn segment_triangle(
-    p: &Vector3<f64>,
-    q: &Vector3<f64>,
-    t: [&Vector3<f64>; 3],
-) -> Option<Vector3<f64>> {
-    let d = q - p;
-    let (e1, e2) = (t[1] - t[0], t[2] - t[0]);
-    let pv = d.cross(&e2);
-    let det = e1.dot(&pv);
-    if det.abs() <= 1e-14 * d.norm() * e1.norm() * e2.norm() {
-        return None; // parallel to the triangle's plane
-    }
-    let s = p - t[0];
-    let bu = s.dot(&pv) / det;
-    if !(0.0..=1.0).contains(&bu) {
-        return None;
-    }
-    let qv = s.cross(&e1);
-    let bv = d.dot(&qv) / det;
-    if bv < 0.0 || bu + bv > 1.0 {
-        return None;
-    }
-    let tt = e2.dot(&qv) / det;
-    (0.0..=1.0).contains(&tt).then(|| p + d * tt)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn segment_triangle_hits_and_misses() {
-        let t = [
-            &Vector3::new(0.0, 0.0, 0.0),
-            &Vector3::new(1.0, 0.0, 0.0),
-            &Vector3::new(0.0, 1.0, 0.0),
-        ];
-        let hit = segment_triangle(
-            &Vector3::new(0.2, 0.3, -1.0),
-            &Vector3::new(0.2, 0.3, 3.0),
-            t,
-        )
-        .expect("crosses the face");
-        assert!((hit - Vector3::new(0.2, 0.3, 0.0)).norm() < 1e-12);
-        // Outside the triangle, short of its plane, and in its plane.
-        assert!(
-            segment_triangle(
-                &Vector3::new(0.8, 0.8, -1.0),
-                &Vector3::new(0.8, 0.8, 1.0),
-                t
-            )
-            .is_none()
-        );
-        assert!(
-            segment_triangle(
-                &Vector3::new(0.2, 0.2, 0.5),
-                &Vector3::new(0.2, 0.2, 1.0),
-                t
-            )
-            .is_none()
-        );
-        assert!(
-            segment_triangle(
-                &Vector3::new(-1.0, 0.2, 0.0),
-                &Vector3::new(2.0, 0.2, 0.0),
-                t
-            )
-            .is_none()
-        );
-    }
 }

@@ -1292,14 +1292,12 @@ impl<'a> Run<'a> {
                     let det = layer_self_collision(&garment.fabric, &ties, d0);
                     (d0, det.map_err(option_error)?, RepulsionLaw::Quadratic)
                 };
-                sim.assembler.contact.self_collision = Some(SelfContact {
+                sim.assembler.contact.self_collision = Some(SelfContact::new(
                     detector,
                     d0,
-                    stiffness: BODY_PENALTY * k_s / radius,
+                    BODY_PENALTY * k_s / radius,
                     law,
-                    contacts: Vec::new(),
-                    face_contacts: Vec::new(),
-                });
+                ));
             }
             let gap0 = max_gap(&ties, &sim.q).max(s);
             sim.assembler.tie_stiffness = TIE_FRACTION * k_s / gap0;

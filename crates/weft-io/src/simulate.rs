@@ -157,14 +157,12 @@ impl BuiltScene {
                 let detector =
                     SelfCollision::from_fabric(&self.fabric, 2.0 * d0, sc.exclusion_hops)
                         .map_err(|e| rejected("self_collision".into(), e))?;
-                Some(SelfContact {
+                Some(SelfContact::new(
                     detector,
                     d0,
-                    stiffness: sc.stiffness,
-                    contacts: Vec::new(),
-                    law: weft_solver::collide::RepulsionLaw::Quadratic,
-                    face_contacts: Vec::new(),
-                })
+                    sc.stiffness,
+                    weft_solver::collide::RepulsionLaw::Quadratic,
+                ))
             }
             None => None,
         };

@@ -521,24 +521,19 @@ fn a_coarse_square_rests_on_a_thin_sphere_by_its_edges() {
     );
 }
 
-/// A 9 x 9 sheet (8 cm) dropped from 2 cm onto a held 11 x 11 sheet
-/// (10 cm) below it, turned by 0.3 rad and shifted so no vertex falls on a
-/// vertex: without self-collision it falls through (below the held sheet
-/// after 0.3 s); with vertex–face and edge–edge repulsion
-/// (`SelfCollision::with_faces`, `d0` = 2 mm) it comes to rest on it, every
-/// vertex between 0.5 `d0` and 1.5 `d0` above, in under 2,000 Newton
-/// iterations (the C² cubic law, `RepulsionLaw::Cubic`).
-#[test]
-fn a_sheet_lands_on_another_with_vertex_face_repulsion() {
-    use weft_solver::assembly::SelfContact;
-    use weft_solver::collide::{Exclusion, NodeGraph, RepulsionLaw, SelfCollision};
+/// A held 11 x 11 sheet (10 cm) in the plane y = 0 and a free 9 x 9 sheet
+/// (8 cm) 2 cm above it, turned by 0.3 rad and shifted so no vertex falls
+/// on a vertex, as one mesh (the held sheet's vertices first), and the
+/// number of held vertices. `tilt` raises the free sheet's far edge by
+/// that slope (0: parallel to the held one).
+fn stacked_sheets(tilt: f64) -> (ClothMesh, usize) {
     let below = patch(0.1, 11, Vector3::z());
     let (sn, cs) = 0.3f64.sin_cos();
     let above = ClothMesh::rectangle(
         [0.08, 0.08],
         [9, 9],
         Vector3::new(0.013, 0.02, 0.007),
-        Vector3::new(cs, 0.0, sn),
+        Vector3::new(cs, tilt, sn).normalize(),
         Vector3::new(-sn, 0.0, cs),
     )
     .unwrap();
@@ -568,7 +563,40 @@ fn a_sheet_lands_on_another_with_vertex_face_repulsion() {
         .copied()
         .chain(above.triangles().iter().map(|t| t.map(|v| v + n0 as u32)))
         .collect();
-    let mesh = ClothMesh::new(rest, positions, triangles).unwrap();
+    (ClothMesh::new(rest, positions, triangles).unwrap(), n0)
+}
+
+/// Vertex–face and edge–edge self-collision of `mesh` within `d0` (m),
+/// one-ring neighbours excluded, stiffness 100 N/m, the cubic law.
+fn sheet_self_contact(mesh: &ClothMesh, d0: f64) -> weft_solver::assembly::SelfContact {
+    use weft_solver::collide::{Exclusion, NodeGraph, RepulsionLaw, SelfCollision};
+    let edges: Vec<[usize; 2]> = mesh
+        .edges()
+        .iter()
+        .map(|e| [e[0] as usize, e[1] as usize])
+        .collect();
+    let graph = NodeGraph::from_edges(mesh.vertex_count(), &edges).unwrap();
+    let faces = mesh
+        .triangles()
+        .iter()
+        .map(|t| t.map(|v| v as usize))
+        .collect();
+    let detector = SelfCollision::new(edges, Exclusion::new(&graph, 1), 2.0 * d0)
+        .unwrap()
+        .with_faces(faces)
+        .unwrap();
+    weft_solver::assembly::SelfContact::new(detector, d0, 100.0, RepulsionLaw::Cubic)
+}
+
+/// The sheets of `stacked_sheets`: the upper one dropped onto the held one.
+/// Without self-collision it falls through (below the held sheet after
+/// 0.3 s); with vertex–face and edge–edge repulsion
+/// (`SelfCollision::with_faces`, `d0` = 2 mm) it comes to rest on it, every
+/// vertex between 0.5 `d0` and 1.5 `d0` above, in under 2,000 Newton
+/// iterations (the C² cubic law, `RepulsionLaw::Cubic`).
+#[test]
+fn a_sheet_lands_on_another_with_vertex_face_repulsion() {
+    let (mesh, n0) = stacked_sheets(0.0);
     let held: Vec<usize> = (0..n0).collect();
     let fabric = shell_fabric(
         &mesh,
@@ -585,29 +613,7 @@ fn a_sheet_lands_on_another_with_vertex_face_repulsion() {
         };
         let mut sim = Simulation::new(fabric.clone(), G, s, Vec::new());
         if repel {
-            let edges: Vec<[usize; 2]> = mesh
-                .edges()
-                .iter()
-                .map(|e| [e[0] as usize, e[1] as usize])
-                .collect();
-            let graph = NodeGraph::from_edges(mesh.vertex_count(), &edges).unwrap();
-            let faces = mesh
-                .triangles()
-                .iter()
-                .map(|t| t.map(|v| v as usize))
-                .collect();
-            let detector = SelfCollision::new(edges, Exclusion::new(&graph, 1), 2.0 * d0)
-                .unwrap()
-                .with_faces(faces)
-                .unwrap();
-            sim.assembler.contact.self_collision = Some(SelfContact {
-                detector,
-                d0,
-                stiffness: 100.0,
-                law: RepulsionLaw::Cubic,
-                contacts: Vec::new(),
-                face_contacts: Vec::new(),
-            });
+            sim.assembler.contact.self_collision = Some(sheet_self_contact(&mesh, d0));
         }
         let st = sim.advance_to(0.3, |_, _| {}).unwrap();
         let x = sim.state().x;
@@ -635,6 +641,70 @@ fn a_sheet_lands_on_another_with_vertex_face_repulsion() {
     assert!(
         lo > 0.5 * d0 && hi < 1.5 * d0,
         "with self-collision: {lo}..{hi} m, expected within [{}, {}]",
+        0.5 * d0,
+        1.5 * d0
+    );
+}
+
+/// The sheets of `stacked_sheets`, the upper one tilted (slope 0.3, its
+/// far edge 2.4 cm higher) and thrown down at 3 m/s with steps of 4 ms
+/// (12 mm a step, more than the 4 mm within which the pairs are found once
+/// per step): the repulsion never meets its low edge, which passes through
+/// the held sheet, and the rest follows, unless steps that make a mesh
+/// edge pass through a face are rejected
+/// (`Settings::layer_crossing_dt_min`, on by default): then it comes to
+/// rest on the held sheet, every vertex over it within 0.5 to 1.5 `d0`
+/// above it (none higher), after a few `layer_crossing` rejections.
+#[test]
+fn a_thrown_sheet_does_not_tunnel_through_another() {
+    let (mesh, n0) = stacked_sheets(0.3);
+    let held: Vec<usize> = (0..n0).collect();
+    let fabric = shell_fabric(
+        &mesh,
+        &material(MembraneDamping::StrainRate { beta: 0.01 }),
+        &held,
+    )
+    .unwrap();
+    let d0 = 0.002;
+    let throw = |check: bool| {
+        let s = Settings {
+            dt: 4e-3,
+            dt_max: 4e-3,
+            layer_crossing_dt_min: if check { 1e-5 } else { f64::INFINITY },
+            ..Settings::default()
+        };
+        let mut sim = Simulation::new(fabric.clone(), G, s, Vec::new());
+        sim.assembler.contact.self_collision = Some(sheet_self_contact(&mesh, d0));
+        for i in n0..mesh.vertex_count() {
+            sim.v[5 * i + 1] = -3.0;
+        }
+        sim.advance_to(0.3, |_, _| {}).unwrap();
+        let x = sim.state().x;
+        // Heights of the vertices over the held sheet ([0, 0.1] m in x
+        // and z; a corner of the turned sheet overhangs its edge).
+        let over = |p: &&Vector3<f64>| (0.0..=0.1).contains(&p.x) && (0.0..=0.1).contains(&p.z);
+        let ys: Vec<f64> = x[n0..].iter().filter(over).map(|p| p.y).collect();
+        let top = x[n0..]
+            .iter()
+            .map(|p| p.y)
+            .fold(f64::NEG_INFINITY, f64::max);
+        (
+            ys.iter().copied().fold(f64::INFINITY, f64::min),
+            top,
+            sim.rejections.get("layer_crossing").copied().unwrap_or(0),
+        )
+    };
+    let (through, _, unchecked) = throw(false);
+    let (lo, hi, rejected) = throw(true);
+    eprintln!(
+        "thrown sheet after 0.3 s: unchecked lowest {through} m; checked {lo}..{hi} m after {rejected} layer-crossing rejections"
+    );
+    assert_eq!(unchecked, 0);
+    assert!(through < -0.01, "unchecked: lowest at {through} m");
+    assert!(rejected > 0);
+    assert!(
+        lo > 0.5 * d0 && hi < 1.5 * d0,
+        "checked: {lo}..{hi} m, expected within [{}, {}]",
         0.5 * d0,
         1.5 * d0
     );

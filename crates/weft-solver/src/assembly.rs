@@ -51,6 +51,7 @@ use crate::collide::{
     Collider, FaceContact, NodeContact, RepulsionLaw, SegmentContact, SelfCollision, TangentPlane,
     face_repulsion, repulsion_with,
 };
+use crate::integrator::Rejection;
 use crate::par::Shared;
 use crate::par::{map_reduce, map_reduce_from, update};
 use nalgebra::{SMatrix, SVector, Vector3};
@@ -135,6 +136,58 @@ pub struct SelfContact {
     /// Candidate vertex–face pairs found at the start of the current step
     /// (as [`SelfContact::contacts`]; empty without faces).
     pub face_contacts: Vec<FaceContact>,
+    /// The layer crossings at the start of the current step
+    /// ([`SelfCollision::crossings`]; empty without faces).
+    start_crossings: Vec<[usize; 2]>,
+    /// The current step's size (s), from [`Assembler::begin_step`].
+    step: f64,
+}
+
+impl SelfContact {
+    /// Self-collision by `detector` within `d0` (m) with repulsion
+    /// stiffness `stiffness` (N/m) under `law`; no pairs until the first
+    /// [`Assembler::begin_step`].
+    pub fn new(detector: SelfCollision, d0: f64, stiffness: f64, law: RepulsionLaw) -> Self {
+        Self {
+            detector,
+            d0,
+            stiffness,
+            law,
+            contacts: Vec::new(),
+            face_contacts: Vec::new(),
+            start_crossings: Vec::new(),
+            step: f64::INFINITY,
+        }
+    }
+
+    /// The layer-crossing acceptance check of a step to the positions `x`
+    /// (m) of triangle-mesh cloth: [`Rejection::LayerCrossing`] when some
+    /// mesh edge cuts a face of the same cloth ([`SelfCollision::crossings`])
+    /// that it did not cut at the step's start, and the step is longer
+    /// than `dt_min` (s; [`crate::Settings::layer_crossing_dt_min`]). Pairs
+    /// are found once per step, so a layer moving more than `d0` in one
+    /// step passes through another without meeting a repulsion; halving
+    /// the step lets the repulsion act. The test is of the end state, not
+    /// of the motion (no continuous collision detection): a layer that
+    /// passes wholly through another within one step, leaving no edge
+    /// through a face, is not seen. `None` without faces.
+    pub fn check_crossings(&self, x: &[Vector3<f64>], dt_min: f64) -> Option<Rejection> {
+        if self.detector.faces().is_empty() || self.step <= dt_min {
+            return None;
+        }
+        let new: Vec<[usize; 2]> = self
+            .detector
+            .crossings(x)
+            .into_iter()
+            .filter(|c| self.start_crossings.binary_search(c).is_err())
+            .collect();
+        let &[e, f] = new.first()?;
+        Some(Rejection::LayerCrossing {
+            edge: self.detector.segments()[e],
+            face: self.detector.faces()[f],
+            count: new.len(),
+        })
+    }
 }
 
 /// A seam tie of the garment pipeline: the yarn end `node` is pulled to the
@@ -1282,6 +1335,8 @@ impl Assembler {
                 .collect();
             sc.contacts = sc.detector.contacts(&x);
             sc.face_contacts = sc.detector.face_contacts(&x);
+            sc.start_crossings = sc.detector.crossings(&x);
+            sc.step = h;
         }
     }
 

@@ -222,7 +222,8 @@ fn face_repulsion_on_the_face_is_bounded_along_its_normal() {
 /// Two sheets of a triangulated grid, the second above the first and
 /// crumpled: the vertex–face contacts equal the brute force over all
 /// vertex–face pairs not joined by the exclusion, in the same order, for
-/// several cell sizes and one thread.
+/// several cell sizes and one thread; so do the layer crossings
+/// (`SelfCollision::crossings`) over all edge–face pairs.
 #[test]
 fn face_broad_phase_equals_brute_force() {
     let m = 12;
@@ -303,11 +304,102 @@ fn face_broad_phase_equals_brute_force() {
         .build()
         .unwrap();
     assert_eq!(pool.install(|| sc.face_contacts(&x)), sc.face_contacts(&x));
+    // Layer crossings (`SelfCollision::crossings`): the brute force over
+    // all edge–face pairs not joined by the exclusion, with the crumpled
+    // sheet as it is (touching the flat one at most) and pushed through it
+    // (heights doubled about 0.3 h).
+    let through: Vec<Vector3<f64>> = x
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if i < m * m {
+                *p
+            } else {
+                Vector3::new(p.x, p.y, 2.0 * (p.z - 0.3 * h))
+            }
+        })
+        .collect();
+    for (name, x) in [("as is", &x), ("through", &through)] {
+        let mut expected = Vec::new();
+        for (e, &[p, q]) in edges.iter().enumerate() {
+            for (f, &[a, b, c]) in faces.iter().enumerate() {
+                if [p, q]
+                    .iter()
+                    .any(|&v| [a, b, c].iter().any(|&n| exclusion.near(v, n)))
+                {
+                    continue;
+                }
+                if segment_triangle_intersection(&x[p], &x[q], [&x[a], &x[b], &x[c]]).is_some() {
+                    expected.push([e, f]);
+                }
+            }
+        }
+        if name == "through" {
+            assert!(expected.len() > 20, "{} crossings", expected.len());
+        }
+        assert!(
+            expected
+                .iter()
+                .all(|&[e, f]| (edges[e][0] < m * m) != (faces[f][0] < m * m)),
+            "{name}: a crossing within a sheet"
+        );
+        for cell in [None, Some(d0), Some(0.1)] {
+            let sc2 = match cell {
+                Some(c) => sc.clone().with_cell_size(c),
+                None => sc.clone(),
+            };
+            assert_eq!(sc2.crossings(x), expected, "{name}, cell size {cell:?}");
+        }
+    }
     // A face naming a node beyond the graph is refused.
     assert!(
         SelfCollision::new(edges, exclusion, d0)
             .unwrap()
             .with_faces(vec![[0, 1, x.len()]])
             .is_err()
+    );
+}
+
+/// Möller–Trumbore on a unit right triangle: a segment through the face
+/// meets it where expected; one outside it, one short of its plane and
+/// one in its plane do not.
+#[test]
+fn segment_triangle_intersection_hits_and_misses() {
+    let t = [
+        &Vector3::new(0.0, 0.0, 0.0),
+        &Vector3::new(1.0, 0.0, 0.0),
+        &Vector3::new(0.0, 1.0, 0.0),
+    ];
+    let hit = segment_triangle_intersection(
+        &Vector3::new(0.2, 0.3, -1.0),
+        &Vector3::new(0.2, 0.3, 3.0),
+        t,
+    )
+    .expect("crosses the face");
+    assert!((hit - Vector3::new(0.2, 0.3, 0.0)).norm() < 1e-12);
+    // Outside the triangle, short of its plane, and in its plane.
+    assert!(
+        segment_triangle_intersection(
+            &Vector3::new(0.8, 0.8, -1.0),
+            &Vector3::new(0.8, 0.8, 1.0),
+            t
+        )
+        .is_none()
+    );
+    assert!(
+        segment_triangle_intersection(
+            &Vector3::new(0.2, 0.2, 0.5),
+            &Vector3::new(0.2, 0.2, 1.0),
+            t
+        )
+        .is_none()
+    );
+    assert!(
+        segment_triangle_intersection(
+            &Vector3::new(-1.0, 0.2, 0.0),
+            &Vector3::new(2.0, 0.2, 0.0),
+            t
+        )
+        .is_none()
     );
 }

@@ -461,6 +461,48 @@ impl SelfCollision {
     }
 }
 
+impl SelfCollision {
+    /// Layer pass-through: the pairs `[segment, face]` (indices into
+    /// [`Self::segments`] and [`Self::faces`]) where the segment cuts the
+    /// face ([`super::segment_triangle_intersection`]) and no end of the
+    /// segment is a corner of the face or excluded from one, sorted. `x`
+    /// are the node positions (m). Empty without faces. Broad phase: the
+    /// segments' and faces' boxes in one spatial hash ([`broad_phase`]'s
+    /// steps).
+    pub fn crossings(&self, x: &[Vector3<f64>]) -> Vec<[usize; 2]> {
+        if self.faces.is_empty() {
+            return Vec::new();
+        }
+        let ns = self.segments.len();
+        let boxes: Vec<(Vector3<f64>, Vector3<f64>)> = self
+            .segments
+            .par_iter()
+            .map(|&[a, b]| (x[a].inf(&x[b]), x[a].sup(&x[b])))
+            .chain(
+                self.faces
+                    .par_iter()
+                    .map(|&[a, b, c]| (x[a].inf(&x[b]).inf(&x[c]), x[a].sup(&x[b]).sup(&x[c]))),
+            )
+            .collect();
+        // Segments come first, so a segment–face pair is `(e, ns + f)`.
+        let near = |e: usize, f: usize| {
+            self.segments[e]
+                .iter()
+                .any(|&v| self.faces[f].iter().any(|&c| self.exclusion.near(v, c)))
+        };
+        box_pairs(&boxes, self.d0, self.cell_size, |i, j| {
+            i < ns && j >= ns && !near(i, j - ns)
+        })
+        .into_par_iter()
+        .filter(|&[e, f]| {
+            let ([a, b], [c0, c1, c2]) = (self.segments[e], self.faces[f - ns]);
+            super::segment_triangle_intersection(&x[a], &x[b], [&x[c0], &x[c1], &x[c2]]).is_some()
+        })
+        .map(|[e, f]| [e, f - ns])
+        .collect()
+    }
+}
+
 type Cell = [i64; 3];
 
 fn cell_of(p: &Vector3<f64>, h: f64) -> Cell {

@@ -183,3 +183,35 @@ pub fn face_repulsion(
         closest: cl,
     })
 }
+
+/// Where the segment `p q` meets the triangle `t` (m; Möller–Trumbore,
+/// closed: touching an edge or ending on the face counts), or `None`; also
+/// `None` for a segment parallel to the triangle's plane and for a
+/// degenerate triangle. The narrow phase of a layer passing through
+/// another ([`super::SelfCollision::crossings`] and weft-garment's layer
+/// measure).
+pub fn segment_triangle_intersection(
+    p: &Vector3<f64>,
+    q: &Vector3<f64>,
+    t: [&Vector3<f64>; 3],
+) -> Option<Vector3<f64>> {
+    let d = q - p;
+    let (e1, e2) = (t[1] - t[0], t[2] - t[0]);
+    let pv = d.cross(&e2);
+    let det = e1.dot(&pv);
+    if det.abs() <= 1e-14 * d.norm() * e1.norm() * e2.norm() {
+        return None; // parallel to the triangle's plane
+    }
+    let s = p - t[0];
+    let bu = s.dot(&pv) / det;
+    if !(0.0..=1.0).contains(&bu) {
+        return None;
+    }
+    let qv = s.cross(&e1);
+    let bv = d.dot(&qv) / det;
+    if bv < 0.0 || bu + bv > 1.0 {
+        return None;
+    }
+    let tt = e2.dot(&qv) / det;
+    (0.0..=1.0).contains(&tt).then(|| p + d * tt)
+}
