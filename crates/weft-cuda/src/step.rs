@@ -29,8 +29,8 @@
 //! colliders and the self-collision pairs are found on the host
 //! (`weft_solver::Assembler::begin_step`, BVH queries against the mesh and
 //! between yarn segments), and uploads the planes and pairs. Triangle-mesh
-//! self-collision also downloads `q_new` (`40 n` B) in `check_accept`,
-//! for the host's layer-crossing check
+//! self-collision also downloads `q_new` (`40 n` B) after `check_accept`,
+//! for the integrator's layer-crossing check on the host
 //! (`weft_solver::integrator::layer_crossing`).
 //!
 //! [`check_supported`] refuses, before any device work, what the kernels do
@@ -50,7 +50,7 @@ use cudarc::driver::CudaSlice;
 use std::borrow::Cow;
 use thiserror::Error;
 use weft_solver::bsr::Block;
-use weft_solver::integrator::{arc_length_message, layer_crossing};
+use weft_solver::integrator::arc_length_message;
 use weft_solver::par::{inf_norm, norm2, update, worst_node};
 use weft_solver::pcg::{PcgResult, PcgStatus, PcgTolerance};
 use weft_solver::step::handle_dofs;
@@ -115,16 +115,6 @@ fn needs_step_state(a: &weft_solver::Assembler) -> bool {
             .colliders
             .iter()
             .any(|(c, _)| c.uses_tangent_planes())
-}
-
-/// Whether the acceptance check needs `q_new` on the host: triangle-mesh
-/// self-collision's layer-crossing check
-/// ([`weft_solver::integrator::layer_crossing`]).
-fn needs_crossing_check(a: &weft_solver::Assembler) -> bool {
-    a.contact
-        .self_collision
-        .as_ref()
-        .is_some_and(|sc| !sc.detector.faces().is_empty())
 }
 
 fn plan_error(e: PlanError) -> Unsupported {
@@ -398,14 +388,7 @@ impl StepBackend for CudaStep<'_> {
             self.peak_used = self.peak_used.max(total - free);
         }
         let sc = self.sys.accept_segments(q_new)?;
-        if let Some(r) = rejection_of(host, sc) {
-            return Ok(Some(r));
-        }
-        if needs_crossing_check(host.assembler) {
-            let q = self.sys.download(q_new)?;
-            return Ok(layer_crossing(host, &q));
-        }
-        Ok(None)
+        Ok(rejection_of(host, sc))
     }
 
     fn accept(
@@ -790,14 +773,7 @@ impl StepBackend for EmulatedStep {
         if !self.strain_ref.is_empty() {
             self.downloads.read(24);
         }
-        if let Some(r) = rejection_of(host, sc) {
-            return Ok(Some(r));
-        }
-        if needs_crossing_check(host.assembler) {
-            self.downloads.read_vector(q_new.len());
-            return Ok(layer_crossing(host, q_new));
-        }
-        Ok(None)
+        Ok(rejection_of(host, sc))
     }
 
     fn accept(

@@ -837,7 +837,8 @@ impl Simulation {
     /// and projected ones once the matrix is found indefinite, backtracking
     /// line search on `|R|₂`, convergence in force units, then the
     /// acceptance checks (non-finite values; arc-length order and strain
-    /// jumps by [`StepBackend::check_accept`]). On success `q`, `v`, the
+    /// jumps by [`StepBackend::check_accept`]; then, for triangle-mesh
+    /// self-collision, [`layer_crossing`] on the host). On success `q`, `v`, the
     /// time and the dissipated energy advance, and the backend commits the
     /// strain reference and the friction anchors ([`StepBackend::accept`]:
     /// the simulation's own `anchors` for the CPU backend, the device copy
@@ -889,6 +890,14 @@ impl Simulation {
         // own copy of q_new.
         if let Some(reason) = backend.check_accept(&mut host, &q_new)? {
             return Ok(Err(reason));
+        }
+        // Triangle-mesh self-collision: no mesh edge newly through a face,
+        // checked on the host for every backend.
+        if needs_layer_check(&host) {
+            let q_host = backend.to_host(&q_new)?;
+            if let Some(reason) = layer_crossing(&host, &q_host) {
+                return Ok(Err(reason));
+            }
         }
         backend.accept(&mut host, &q_new, h)?;
         *t += h;
@@ -1558,7 +1567,7 @@ impl StepBackend for CpuBackend {
                 change,
             }));
         }
-        Ok(layer_crossing(host, q_new))
+        Ok(None)
     }
 
     fn accept(
@@ -1573,15 +1582,24 @@ impl StepBackend for CpuBackend {
     }
 }
 
-/// The layer-crossing acceptance check of a step to `q_new` (`5 n`):
-/// [`crate::assembly::SelfContact::check_crossings`] of the assembler's
-/// self-collision with [`Settings::layer_crossing_dt_min`]; `None` without
-/// triangle-mesh self-collision. Every backend runs it on the host.
+/// Whether the step needs [`layer_crossing`]: self-collision with faces
+/// (triangle-mesh cloth).
+fn needs_layer_check(host: &StepHost<'_>) -> bool {
+    host.assembler
+        .contact
+        .self_collision
+        .as_ref()
+        .is_some_and(|sc| !sc.detector.faces().is_empty())
+}
+
+/// The layer-crossing acceptance check of a step to `q_new` (`5 n`, on
+/// the host): [`crate::assembly::SelfContact::check_crossings`] of the
+/// assembler's self-collision with [`Settings::layer_crossing_dt_min`];
+/// `None` without triangle-mesh self-collision. [`Simulation::try_step_with`]
+/// runs it after [`StepBackend::check_accept`] for every backend (a device
+/// backend copies `q_new` to the host for it).
 pub fn layer_crossing(host: &StepHost<'_>, q_new: &[f64]) -> Option<Rejection> {
     let sc = host.assembler.contact.self_collision.as_ref()?;
-    if sc.detector.faces().is_empty() {
-        return None;
-    }
     let x: Vec<Vector3<f64>> = q_new
         .chunks(B)
         .map(|c| Vector3::new(c[0], c[1], c[2]))

@@ -459,9 +459,7 @@ impl SelfCollision {
             })
             .collect()
     }
-}
 
-impl SelfCollision {
     /// Layer pass-through: the pairs `[segment, face]` (indices into
     /// [`Self::segments`] and [`Self::faces`]) where the segment cuts the
     /// face ([`super::segment_triangle_intersection`]) and no end of the
