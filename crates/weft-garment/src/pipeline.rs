@@ -82,6 +82,12 @@ pub struct LevelReport {
     pub steps: usize,
     /// Rejected step attempts.
     pub rejected: usize,
+    /// The rejected attempts by reason (`weft_solver::Rejection::key`:
+    /// `newton`, `line_search`, `layer_crossing`, ...); empty for the `sbd`
+    /// model, which rejects none. Absent from checkpoints written before it
+    /// existed.
+    #[serde(default)]
+    pub rejections: std::collections::BTreeMap<String, usize>,
     /// Newton iterations, summed over the accepted steps.
     pub newton_iterations: usize,
     /// PCG iterations, summed over the accepted steps.
@@ -1571,6 +1577,7 @@ impl<'a> Run<'a> {
                 self_collision,
                 steps: ls.steps,
                 rejected: ls.sim.rejections.values().sum(),
+                rejections: ls.sim.rejection_counts(),
                 newton_iterations: ls.newton,
                 cg_iterations: ls.cg,
                 wall_time_s: level_offset + level_start.elapsed().as_secs_f64(),
@@ -1716,6 +1723,7 @@ impl<'a> Run<'a> {
             self_collision: false,
             steps: run.steps,
             rejected: 0,
+            rejections: Default::default(),
             newton_iterations: 0,
             cg_iterations: 0,
             wall_time_s: level_start.elapsed().as_secs_f64(),

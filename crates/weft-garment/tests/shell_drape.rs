@@ -51,8 +51,13 @@ fn shell_drapes_the_skirt_on_the_mannequin() {
         s.top_drop_m
     );
     assert!((0.55..0.75).contains(&hem), "hem at {hem} m");
+    // The level's rejections by reason add up to its count.
+    let l = s.levels.last().unwrap();
+    println!("rejected {}: {:?}", l.rejected, l.rejections);
+    assert_eq!(l.rejections.values().sum::<usize>(), l.rejected);
     let json = std::fs::read_to_string(out.path().join("summary.json")).unwrap();
     assert!(json.contains("\"model\": \"shell\""));
+    assert!(json.contains("\"rejections\": {"));
 }
 
 /// The `shell` model's self-collision on the A-line skirt's mesh at 20 mm
