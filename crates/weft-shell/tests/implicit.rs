@@ -523,10 +523,11 @@ fn a_coarse_square_rests_on_a_thin_sphere_by_its_edges() {
 
 /// A held 11 x 11 sheet (10 cm) in the plane y = 0 and a free 9 x 9 sheet
 /// (8 cm) 2 cm above it, turned by 0.3 rad and shifted so no vertex falls
-/// on a vertex, as one mesh (the held sheet's vertices first), and the
-/// number of held vertices. `tilt` raises the free sheet's far edge by
+/// on a vertex, as one mesh (the held sheet's vertices first), the number
+/// of held vertices, and the mesh's fabric (strain-rate damping, the held
+/// sheet's vertices fixed). `tilt` raises the free sheet's far edge by
 /// that slope (0: parallel to the held one).
-fn stacked_sheets(tilt: f64) -> (ClothMesh, usize) {
+fn stacked_sheets(tilt: f64) -> (ClothMesh, usize, weft_core::Fabric) {
     let below = patch(0.1, 11, Vector3::z());
     let (sn, cs) = 0.3f64.sin_cos();
     let above = ClothMesh::rectangle(
@@ -563,7 +564,15 @@ fn stacked_sheets(tilt: f64) -> (ClothMesh, usize) {
         .copied()
         .chain(above.triangles().iter().map(|t| t.map(|v| v + n0 as u32)))
         .collect();
-    (ClothMesh::new(rest, positions, triangles).unwrap(), n0)
+    let mesh = ClothMesh::new(rest, positions, triangles).unwrap();
+    let held: Vec<usize> = (0..n0).collect();
+    let fabric = shell_fabric(
+        &mesh,
+        &material(MembraneDamping::StrainRate { beta: 0.01 }),
+        &held,
+    )
+    .unwrap();
+    (mesh, n0, fabric)
 }
 
 /// Vertex–face and edge–edge self-collision of `mesh` within `d0` (m),
@@ -596,14 +605,7 @@ fn sheet_self_contact(mesh: &ClothMesh, d0: f64) -> weft_solver::assembly::SelfC
 /// iterations (the C² cubic law, `RepulsionLaw::Cubic`).
 #[test]
 fn a_sheet_lands_on_another_with_vertex_face_repulsion() {
-    let (mesh, n0) = stacked_sheets(0.0);
-    let held: Vec<usize> = (0..n0).collect();
-    let fabric = shell_fabric(
-        &mesh,
-        &material(MembraneDamping::StrainRate { beta: 0.01 }),
-        &held,
-    )
-    .unwrap();
+    let (mesh, n0, fabric) = stacked_sheets(0.0);
     let d0 = 0.002;
     let drop = |repel: bool| {
         let s = Settings {
@@ -657,14 +659,7 @@ fn a_sheet_lands_on_another_with_vertex_face_repulsion() {
 /// above it (none higher), after a few `layer_crossing` rejections.
 #[test]
 fn a_thrown_sheet_does_not_tunnel_through_another() {
-    let (mesh, n0) = stacked_sheets(0.3);
-    let held: Vec<usize> = (0..n0).collect();
-    let fabric = shell_fabric(
-        &mesh,
-        &material(MembraneDamping::StrainRate { beta: 0.01 }),
-        &held,
-    )
-    .unwrap();
+    let (mesh, n0, fabric) = stacked_sheets(0.3);
     let d0 = 0.002;
     let throw = |check: bool| {
         let s = Settings {

@@ -475,11 +475,7 @@ mod tests {
             .map(|d| free[d] * ((d * 37 % 101) as f64 - 50.0) / 7.0)
             .collect();
         let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .expect("a pool");
-            pool.install(|| {
+            crate::test_util::in_pool(threads, || {
                 let mut ch = SparseCholesky::new(&a, &free).expect("symbolic");
                 ch.factor(&a).expect("SPD");
                 let mut z = vec![0.0; B * a.n];

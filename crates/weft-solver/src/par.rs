@@ -234,11 +234,7 @@ mod tests {
             .collect();
         let b: Vec<f64> = (0..n).map(|_| next()).collect();
         let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .expect("a pool");
-            pool.install(|| {
+            crate::test_util::in_pool(threads, || {
                 let sum = map_reduce_from(64, &a, |x| x * 3.0, || 0.0, |x, y| x + y);
                 (dot(&a, &b), norm2(&a), sum)
             })

@@ -17,3 +17,12 @@ pub(crate) fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
         .zip(b)
         .fold(0.0f64, |m, (p, q)| m.max((p - q).abs()))
 }
+
+/// `f()` on a rayon pool of `threads` threads.
+pub(crate) fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a pool")
+        .install(f)
+}
