@@ -245,8 +245,10 @@ WEFT_HD int segment_repulsion(const V3* x, double d0, double k, int law, double*
 // Closest point of triangle abc to p (collide/faces.rs closest_on_triangle):
 // the projection when inside, else the closest point of the closest edge;
 // a triangle of relative area below 1e-12 is its edges. Writes the
-// barycentric weights w[3] and the point; returns the distance (m).
-WEFT_HD double face_closest(V3 p, V3 a, V3 b, V3 c, double* w, V3& point) {
+// barycentric weights w[3], the point and whether it is the projection
+// (interior); returns the distance (m).
+WEFT_HD double face_closest(V3 p, V3 a, V3 b, V3 c, double* w, V3& point, int& interior) {
+    interior = 0;
     V3 ab = sub(b, a), ac = sub(c, a);
     V3 normal = cross(ab, ac);
     double area2 = norm2(normal);
@@ -261,6 +263,7 @@ WEFT_HD double face_closest(V3 p, V3 a, V3 b, V3 c, double* w, V3& point) {
             w[1] = beta;
             w[2] = gamma;
             point = add(add(a, scale(ab, beta)), scale(ac, gamma));
+            interior = 1;
             return norm(sub(p, point));
         }
     }
@@ -283,25 +286,32 @@ WEFT_HD double face_closest(V3 p, V3 a, V3 b, V3 c, double* w, V3& point) {
 }
 
 // Vertex-face repulsion V(d0 - d) under `law` of vertex x[0] and triangle
-// x[1]x[2]x[3] (collide/faces.rs face_repulsion): returns 0 when d >= d0;
+// x[1]x[2]x[3] (collide/faces.rs face_repulsion), the pair oriented so the
+// vertex's side is that of (b - a) x (c - a): in the interior region d is
+// the signed distance along that unit normal and the push is along it;
+// elsewhere d = |p - c_T| along (p - c_T)/d. Returns 0 when d >= d0;
 // otherwise as segment_repulsion with w = [n, -alpha n, -beta n, -gamma n].
 WEFT_HD int face_repulsion(const V3* x, double d0, double k, int law, double* energy,
                            double* grad, double* hdiag) {
     double bw[3];
     V3 point;
-    double d = face_closest(x[0], x[1], x[2], x[3], bw, point);
-    if (d >= d0) return 0;
-    // At round-off distance (collide/faces.rs ON_FACE) the vertex is on the
-    // face: its normal.
-    double size = fmax(fmax(norm(sub(x[2], x[1])), norm(sub(x[3], x[1]))), norm(sub(x[3], x[2])));
+    int interior;
+    double d = face_closest(x[0], x[1], x[2], x[3], bw, point, interior);
+    V3 ab = sub(x[2], x[1]), ac = sub(x[3], x[1]);
+    V3 normal = cross(ab, ac);
+    double area = norm(normal);
     V3 n;
-    if (d > 1e-12 * size) {
-        n = divs(sub(x[0], point), d);
+    if (interior && area > 0.0) {
+        n = divs(normal, area);
+        d = dot(n, sub(x[0], point));
     } else {
-        V3 ab = sub(x[2], x[1]), ac = sub(x[3], x[1]);
-        V3 normal = cross(ab, ac);
-        if (norm(normal) > 0.0)
-            n = divs(normal, norm(normal));
+        // At round-off distance (collide/faces.rs ON_FACE) the vertex is on
+        // an edge: the face's normal.
+        double size = fmax(fmax(norm(ab), norm(ac)), norm(sub(x[3], x[2])));
+        if (d > 1e-12 * size)
+            n = divs(sub(x[0], point), d);
+        else if (area > 0.0)
+            n = divs(normal, area);
         else if (norm(ab) > 0.0)
             n = any_perpendicular(ab);
         else if (norm(ac) > 0.0)
@@ -309,6 +319,7 @@ WEFT_HD int face_repulsion(const V3* x, double d0, double k, int law, double* en
         else
             n = v3(0.0, 1.0, 0.0);
     }
+    if (d >= d0) return 0;
     double cw[4] = {1.0, -bw[0], -bw[1], -bw[2]};
     repulsion_of_weights(cw, n, d, d0, k, law, energy, grad, hdiag);
     return 1;

@@ -87,7 +87,13 @@ fn pairs_in_contact(rng: &mut Rng, d0: f64, n: usize) -> Vec<SVector<f64, 12>> {
         let plane = ((p - cl.point).dot(&normal.normalize())).abs();
         let clear = on_face || (off_face_edge && plane < 0.8 * cl.distance);
         if cl.distance < 0.95 * d0 && cl.distance > 0.02 * d0 && margin && clear {
-            out.push(q12([p, a, b, c]));
+            // Oriented as detection orients it: the vertex on the side of
+            // the right-hand normal.
+            if on_normal_side(&p, &a, &b, &c) {
+                out.push(q12([p, a, b, c]));
+            } else {
+                out.push(q12([p, a, c, b]));
+            }
         }
     }
     out
@@ -219,6 +225,67 @@ fn face_repulsion_on_the_face_is_bounded_along_its_normal() {
     assert!(face_repulsion(&far, d0, k, RepulsionLaw::Cubic).is_none());
 }
 
+/// A vertex pressed onto a face and on through it, along the face's
+/// normal: the pair keeps the side it was oriented with, so the push stays
+/// along `+n̂` and grows on smoothly through the face (energy, force and
+/// stiffness continuous at `d = 0`: the cubic law's `k d0` and `2 k` there),
+/// where the unsigned distance's push would flip to `-n̂`. The gradient of
+/// a passed-through pair matches finite differences. Off the interior
+/// (beside an edge, below the plane) the distance is unsigned.
+#[test]
+fn face_repulsion_keeps_the_vertex_on_its_side() {
+    let (d0, k) = (0.1, 1e3);
+    let (a, b, c) = (Vector3::zeros(), Vector3::x(), Vector3::y());
+    let at = |z: f64| {
+        let q = q12([Vector3::new(0.2, 0.3, z), a, b, c]);
+        let ev = face_repulsion(&q, d0, k, RepulsionLaw::Cubic).expect("in contact");
+        let push = -ev.gradient.fixed_rows::<3>(0).into_owned();
+        (q, ev.energy, push, ev.hessian[(2, 2)])
+    };
+    let mut prev = 0.0;
+    for i in 0..=40 {
+        let z = d0 * (0.9 - 1.4 * i as f64 / 40.0); // 0.9 d0 down to -0.5 d0
+        let (q, energy, push, stiffness) = at(z);
+        let gap = d0 - z;
+        assert!((push - Vector3::new(0.0, 0.0, k * gap * gap / d0)).norm() < 1e-9 * k * d0);
+        assert!((energy - k * gap.powi(3) / (3.0 * d0)).abs() < 1e-12 * k * d0 * d0);
+        assert!((stiffness - 2.0 * k * gap / d0).abs() < 1e-9 * k);
+        assert!(push.z > prev, "the push grows as the vertex goes in");
+        prev = push.z;
+        if z < -0.05 * d0 {
+            let fd = fd_gradient(
+                |x| face_repulsion_energy(x, d0, k, RepulsionLaw::Cubic),
+                &q,
+                1e-7,
+            );
+            let ev = face_repulsion(&q, d0, k, RepulsionLaw::Cubic).unwrap();
+            let err = rel_error(&ev.gradient, &fd, 1e-12);
+            assert!(err < 1e-6, "passed through at z = {z}: rel error {err:e}");
+        }
+    }
+    let (_, e0, f0, s0) = at(0.0);
+    let (_, e1, f1, s1) = at(-1e-12);
+    assert!((e1 - e0).abs() < 1e-9 * e0 && (f1 - f0).norm() < 1e-9 * f0.norm());
+    assert!((f0.z - k * d0).abs() < 1e-9 * k * d0 && (s0 - 2.0 * k).abs() < 1e-9 * k);
+    assert!((s1 - s0).abs() < 1e-6 * k);
+    // The pair oriented the other way (detected below the face): pushed
+    // down, and hard once through to above it (gap 2.5 d0 at 1.5 d0 above).
+    let flipped = q12([Vector3::new(0.2, 0.3, -0.5 * d0), a, c, b]);
+    let ev = face_repulsion(&flipped, d0, k, RepulsionLaw::Cubic).unwrap();
+    assert!((ev.gradient[2] - k * 0.25 * d0).abs() < 1e-9 * k * d0);
+    let above = q12([Vector3::new(0.2, 0.3, 1.5 * d0), a, c, b]);
+    let ev = face_repulsion(&above, d0, k, RepulsionLaw::Cubic).unwrap();
+    assert!((ev.gradient[2] - k * 6.25 * d0).abs() < 1e-9 * k * d0);
+    // Beside the edge a b (y < 0) and below the plane: unsigned, pushed
+    // away from the edge, down and out.
+    let beside = q12([Vector3::new(0.5, -0.03, -0.04), a, b, c]);
+    let ev = face_repulsion(&beside, d0, k, RepulsionLaw::Cubic).unwrap();
+    assert!(!ev.closest.interior && (ev.closest.distance - 0.05).abs() < 1e-15);
+    let push = -ev.gradient.fixed_rows::<3>(0).into_owned();
+    let expected = k * 0.05 * 0.05 / d0 * Vector3::new(0.0, -0.6, -0.8);
+    assert!((push - expected).norm() < 1e-9 * k * d0, "{push}");
+}
+
 /// Two sheets of a triangulated grid, the second above the first and
 /// crumpled: the vertex–face contacts equal the brute force over all
 /// vertex–face pairs not joined by the exclusion, in the same order, for
@@ -290,6 +357,16 @@ fn face_broad_phase_equals_brute_force() {
         .map(|c| [c.nodes[0], c.face])
         .collect();
     assert_eq!(got, expected);
+    // Each pair is oriented: the vertex on the side of its triangle's
+    // right-hand normal, the corners those of the face.
+    for c in sc.face_contacts(&x) {
+        let [v, a, b, cc] = c.nodes;
+        assert!(on_normal_side(&x[v], &x[a], &x[b], &x[cc]));
+        let (mut got, mut face) = ([a, b, cc], faces[c.face]);
+        got.sort_unstable();
+        face.sort_unstable();
+        assert_eq!(got, face);
+    }
     for cell in [d0, 3.0 * d0, 0.1] {
         let sc2 = sc.clone().with_cell_size(cell);
         let got2: Vec<[usize; 2]> = sc2

@@ -40,7 +40,7 @@
 //! element 2 hops) with one crossing to spare.
 
 use super::error::CollideError;
-use super::faces::{FaceClosest, closest_on_triangle};
+use super::faces::{FaceClosest, closest_on_triangle, on_normal_side};
 use super::segments::{ClosestPoints, closest_points};
 use nalgebra::{SVector, Vector3};
 use rayon::prelude::*;
@@ -298,7 +298,10 @@ pub struct FaceContact {
     /// The face's index (into [`SelfCollision::faces`]).
     pub face: usize,
     /// Nodes `[p, a, b, c]` (the vertex, then the face's corners): the node
-    /// layout of [`super::face_repulsion`]'s 12 coordinates.
+    /// layout of [`super::face_repulsion`]'s 12 coordinates, oriented so
+    /// that at detection the vertex is on the side of `(b - a) × (c - a)`
+    /// ([`super::faces::on_normal_side`]; the face's second and third
+    /// corners swapped when not), the side the repulsion keeps it on.
     pub nodes: [usize; 4],
     /// Closest point at detection.
     pub closest: FaceClosest,
@@ -451,9 +454,14 @@ impl SelfCollision {
             .filter_map(|&[v, f]| {
                 let [a, b, c] = self.faces[f];
                 let cl = closest_on_triangle(&x[v], &x[a], &x[b], &x[c]);
+                let nodes = if on_normal_side(&x[v], &x[a], &x[b], &x[c]) {
+                    [v, a, b, c]
+                } else {
+                    [v, a, c, b]
+                };
                 (cl.distance < self.d0).then_some(FaceContact {
                     face: f,
-                    nodes: [v, a, b, c],
+                    nodes,
                     closest: cl,
                 })
             })

@@ -13,19 +13,37 @@
 //! `k g³ / (3 d0)` that triangle-mesh cloth uses (on a 9 x 9 sheet landing
 //! on a held one, weft-shell's tests/implicit.rs, vertex–face pairs alone
 //! took 3,819 Newton iterations over 325 steps with the quadratic law and
-//! 885 over 154 with the cubic one). With `n = (p - c_T)/d` and the weight
-//! vector `w = [n, -α n, -β n, -γ n]` (12):
+//! 885 over 154 with the cubic one).
+//!
+//! **Sides.** A pair is oriented: the vertex's side of the face is the side
+//! of the right-hand normal `n̂ = (b - a) × (c - a) / |…|`
+//! ([`super::SelfCollision::face_contacts`] orders the corners so at the
+//! step's start). Where the closest point is the projection onto the
+//! face's interior, `d` is the *signed* distance `n̂ · (p - a)` and the
+//! push is along `n̂`: a vertex pressed onto the face, or through it, is
+//! pushed back to its side with a force that grows on through `d = 0`
+//! (`V` is C² there), where the unsigned distance's direction `(p -
+//! c_T)/|p - c_T|` would flip and the force jump by `2 V'(d0)`, which no
+//! step size smooths and Newton cannot converge across. Off the interior
+//! (closest point on an edge or a corner) `d = |p - c_T|` is unsigned,
+//! with `n = (p - c_T)/d`: a vertex may pass round a panel's free edge.
+//! A vertex that has passed through the interior and then leaves it
+//! sideways meets the unsigned law there, a jump the layer-crossing check
+//! ([`crate::assembly::SelfContact::check_crossings`]) rejects steps before.
+//!
+//! With the weight vector `w = [n, -α n, -β n, -γ n]` (12):
 //!
 //! - gradient `∇V = -V'(g) w`, computed with `α, β, γ` held fixed: exact
 //!   wherever the closest point is unique (Danskin's theorem, as for
-//!   segments);
+//!   segments; in the interior the signed distance's gradient is the same
+//!   expression, on either side of the face);
 //! - Hessian, Gauss-Newton with the weights held fixed: `V''(g) w wᵀ`
 //!   (12x12, symmetric PSD, rank 1); dropped: `-V'(g) ∇²d`.
 //!
-//! Degenerate cases: at `d ≤` [`ON_FACE`] times the longest edge (the vertex
-//! on the triangle) `n` is the triangle's unit normal, so the force stays bounded; a triangle of
-//! (near-)zero area is treated as its three edges (the closest point of
-//! the closest edge).
+//! Degenerate cases: off the interior at `d ≤` [`ON_FACE`] times the
+//! longest edge (the vertex on an edge) `n` is the triangle's unit normal,
+//! so the force stays bounded; a triangle of (near-)zero area is treated as
+//! its three edges (the closest point of the closest edge), unsigned.
 
 use super::segments::{RepulsionLaw, closest_points};
 use super::shapes::any_perpendicular;
@@ -41,6 +59,11 @@ pub struct FaceClosest {
     pub point: Vector3<f64>,
     /// Distance `|p - c_T|` (m).
     pub distance: f64,
+    /// Whether `c_T` is the orthogonal projection of `p` onto the plane of
+    /// a non-degenerate triangle (the interior region, where
+    /// [`face_repulsion`] uses the signed distance), not a point of an
+    /// edge's closest-point search.
+    pub interior: bool,
 }
 
 /// Relative area below which a triangle is treated as its edges:
@@ -82,6 +105,7 @@ pub fn closest_on_triangle(
                 weights: [alpha, beta, gamma],
                 point,
                 distance: (p - point).norm(),
+                interior: true,
             };
         }
     }
@@ -98,6 +122,7 @@ pub fn closest_on_triangle(
                 weights,
                 point: cp.on_q,
                 distance: cp.distance,
+                interior: false,
             }
         })
         .min_by(|x, y| x.distance.total_cmp(&y.distance))
@@ -121,16 +146,65 @@ fn corners(q: &SVector<f64, 12>) -> [Vector3<f64>; 4] {
     std::array::from_fn(|i| q.fixed_rows::<3>(3 * i).into_owned())
 }
 
-/// Repulsion energy of the pair `q = [p, a, b, c]` under `law`: `V(d0 - d)`
-/// for `d < d0`, else 0 (J).
+/// The triangle's right-hand unit normal `(b - a) × (c - a) / |…|`, or
+/// `None` when it has no area.
+fn unit_normal(a: &Vector3<f64>, b: &Vector3<f64>, c: &Vector3<f64>) -> Option<Vector3<f64>> {
+    let normal = (b - a).cross(&(c - a));
+    let len = normal.norm();
+    (len > 0.0).then(|| normal / len)
+}
+
+/// The distance `d` (m; signed in the interior region) and push direction
+/// `n` of the oriented pair `q = [p, a, b, c]` (module docs), with the
+/// closest point.
+fn face_gap(q: &SVector<f64, 12>) -> (f64, Vector3<f64>, FaceClosest) {
+    let [p, a, b, c] = corners(q);
+    let cl = closest_on_triangle(&p, &a, &b, &c);
+    if cl.interior
+        && let Some(normal) = unit_normal(&a, &b, &c)
+    {
+        return (normal.dot(&(p - cl.point)), normal, cl);
+    }
+    // A distance at round-off level of the face's size has no direction:
+    // the vertex is on an edge.
+    let size = (b - a).norm().max((c - a).norm()).max((c - b).norm());
+    let n = if cl.distance > ON_FACE * size {
+        (p - cl.point) / cl.distance
+    } else if let Some(normal) = unit_normal(&a, &b, &c) {
+        normal
+    } else if (b - a).norm() > 0.0 {
+        any_perpendicular(&(b - a))
+    } else if (c - a).norm() > 0.0 {
+        any_perpendicular(&(c - a))
+    } else {
+        Vector3::y()
+    };
+    (cl.distance, n, cl)
+}
+
+/// Whether the vertex `p` is on the side of triangle `a b c`'s right-hand
+/// normal `(b - a) × (c - a)` (or on its plane): the orientation
+/// [`super::SelfCollision::face_contacts`] gives a pair, swapping `b` and
+/// `c` when not.
+pub fn on_normal_side(
+    p: &Vector3<f64>,
+    a: &Vector3<f64>,
+    b: &Vector3<f64>,
+    c: &Vector3<f64>,
+) -> bool {
+    (b - a).cross(&(c - a)).dot(&(p - a)) >= 0.0
+}
+
+/// Repulsion energy of the oriented pair `q = [p, a, b, c]` under `law`:
+/// `V(d0 - d)` for `d < d0` (`d` signed in the interior region, module
+/// docs), else 0 (J).
 pub fn face_repulsion_energy(
     q: &SVector<f64, 12>,
     d0: f64,
     stiffness: f64,
     law: RepulsionLaw,
 ) -> f64 {
-    let [p, a, b, c] = corners(q);
-    let d = closest_on_triangle(&p, &a, &b, &c).distance;
+    let (d, _, _) = face_gap(q);
     if d < d0 {
         law.eval(d0 - d, d0, stiffness).0
     } else {
@@ -139,43 +213,26 @@ pub fn face_repulsion_energy(
 }
 
 /// Self-collision repulsion \[DESIGN §6\] of vertex `p` and triangle
-/// `a b c` with `q = [p, a, b, c]` (m), interaction distance `d0` (m),
-/// stiffness `k` (N/m) and `law`: `None` when `d ≥ d0`. See the module docs
-/// for the formulas and what the Hessian drops.
+/// `a b c` with `q = [p, a, b, c]` (m; oriented, the vertex's side being
+/// that of `(b - a) × (c - a)`), interaction distance `d0` (m), stiffness
+/// `k` (N/m) and `law`: `None` when `d ≥ d0`. See the module docs for the
+/// signed distance, the formulas and what the Hessian drops.
 pub fn face_repulsion(
     q: &SVector<f64, 12>,
     d0: f64,
     stiffness: f64,
     law: RepulsionLaw,
 ) -> Option<FaceRepulsionEval> {
-    let [p, a, b, c] = corners(q);
-    let cl = closest_on_triangle(&p, &a, &b, &c);
-    if cl.distance >= d0 {
+    let (d, n, cl) = face_gap(q);
+    if d >= d0 {
         return None;
     }
-    // A distance at round-off level of the face's size has no direction:
-    // the vertex is on the face.
-    let size = (b - a).norm().max((c - a).norm()).max((c - b).norm());
-    let n = if cl.distance > ON_FACE * size {
-        (p - cl.point) / cl.distance
-    } else {
-        let normal = (b - a).cross(&(c - a));
-        if normal.norm() > 0.0 {
-            normal.normalize()
-        } else if (b - a).norm() > 0.0 {
-            any_perpendicular(&(b - a))
-        } else if (c - a).norm() > 0.0 {
-            any_perpendicular(&(c - a))
-        } else {
-            Vector3::y()
-        }
-    };
     let mut w = SVector::<f64, 12>::zeros();
     let [al, be, ga] = cl.weights;
     for (i, s) in [1.0, -al, -be, -ga].into_iter().enumerate() {
         w.fixed_rows_mut::<3>(3 * i).copy_from(&(s * n));
     }
-    let (energy, force, curvature) = law.eval(d0 - cl.distance, d0, stiffness);
+    let (energy, force, curvature) = law.eval(d0 - d, d0, stiffness);
     Some(FaceRepulsionEval {
         energy,
         gradient: -force * w,

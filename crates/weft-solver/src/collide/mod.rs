@@ -47,7 +47,7 @@ pub use collider::{Collider, NodeContact, Shape};
 pub use error::CollideError;
 pub use faces::{
     FaceClosest, FaceRepulsionEval, closest_on_triangle, face_repulsion, face_repulsion_energy,
-    segment_triangle_intersection,
+    on_normal_side, segment_triangle_intersection,
 };
 pub use mesh::{SHEET_COS, TangentPlane, TriangleMesh};
 pub use motion::{Keyframe, RigidMotion};
