@@ -45,6 +45,20 @@
 //! and slides off a sphere frictionless). An edge of length `s` resting on
 //! a surface of curvature radius `ρ` otherwise sags `s²/(8ρ)` into it
 //! between its vertices.
+//!
+//! **Self-collision** ([`Sbd::with_self_collision`], vertex–face pairs
+//! only): at each substep's start a [`SelfCollision`] detector finds the
+//! pairs of a vertex and a triangle of another layer within its distance,
+//! each oriented with the vertex on the side of the triangle's right-hand
+//! normal. In every sweep, after the ties and attachments and before the
+//! colliders, a pair closer than the thickness `δ_s` is projected onto
+//! `C = d - δ_s ≥ 0`, `d` the signed distance of
+//! [`weft_solver::collide::face_separation`] (signed along the normal
+//! where the closest point is the projection onto the face, so a vertex
+//! that has passed through is pulled back to its side), with the
+//! barycentric weights held fixed. Edge–edge pairs and friction between
+//! layers are not modelled; the colliders act last, so the body wins over
+//! a layer.
 
 use crate::ShellError;
 use crate::mesh::ClothMesh;
@@ -53,7 +67,7 @@ use nalgebra::Vector3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use weft_potentials::stvk::TriangleRest;
-use weft_solver::collide::Collider;
+use weft_solver::collide::{Collider, SelfCollision, face_separation};
 use weft_solver::par::{PARALLEL_MIN, Shared, for_each_coloured, greedy_colouring};
 
 /// Options of a strain-based-dynamics cloth (all have documented
@@ -121,6 +135,15 @@ pub struct SbdOptions {
     /// leaves the graded GPG tee's shoulder seams 23 mm open (12 mm
     /// without) and the pencil dress just short of static.
     pub edge_collisions: bool,
+    /// Distance (m) within which the self-collision pairs
+    /// ([`Sbd::with_self_collision`]) are searched at each substep's start,
+    /// kept between the thickness and the detector's own distance; default
+    /// `None`: the detector's. The search costs more the further it
+    /// reaches, and the reach needed is the thickness plus what a vertex
+    /// travels in a substep: a drape searches a spacing further while
+    /// sewing, when ties move vertices that far in a substep, than while
+    /// draping.
+    pub self_collision_search: Option<f64>,
 }
 
 impl Default for SbdOptions {
@@ -142,6 +165,7 @@ impl Default for SbdOptions {
             attachment_stiffness: 0.0,
             friction: true,
             edge_collisions: false,
+            self_collision_search: None,
         }
     }
 }
@@ -181,6 +205,7 @@ impl SbdOptions {
         let positive = [
             ("areal_density", Some(self.areal_density), "kg/m²"),
             ("tie_max_step", self.tie_max_step, "m"),
+            ("self_collision_search", self.self_collision_search, "m"),
         ];
         for (name, value, unit) in positive {
             if let Some(v) = value
@@ -249,6 +274,12 @@ pub struct Sbd {
     tie_colours: Vec<Vec<u32>>,
     /// `(vertex, fixed point)` pairs ([`Sbd::with_attachments`]).
     attachments: Vec<(u32, Vector3<f64>)>,
+    /// Vertex–face self-collision ([`Sbd::with_self_collision`]): the
+    /// detector and the thickness `δ_s` (m).
+    self_collision: Option<(SelfCollision, f64)>,
+    /// The oriented vertex–face pairs `[p, a, b, c]` found at the current
+    /// substep's start.
+    face_pairs: Vec<[usize; 4]>,
 }
 
 /// A point's last queried signed distance `phi` (m) to a collider and its
@@ -425,6 +456,8 @@ impl Sbd {
             ties: Vec::new(),
             tie_colours: Vec::new(),
             attachments: Vec::new(),
+            self_collision: None,
+            face_pairs: Vec::new(),
             options,
         })
     }
@@ -495,6 +528,56 @@ impl Sbd {
             }
         }
         self.attachments = attachments;
+        Ok(self)
+    }
+
+    /// The same cloth with vertex–face self-collision (module docs): at
+    /// every substep's start `detector` finds the vertex–face pairs within
+    /// its distance ([`SelfCollision::face_contacts`], oriented: the vertex
+    /// on the side of its face's right-hand normal), and every sweep keeps
+    /// each pair's vertex at least `thickness` (m) on its side of the face,
+    /// `C = d - δ_s ≥ 0` with the signed distance of
+    /// [`weft_solver::collide::face_separation`]. The detector's distance
+    /// (or [`SbdOptions::self_collision_search`]) should exceed `thickness`
+    /// by what a vertex travels in a substep.
+    ///
+    /// # Errors
+    /// [`ShellError::InvalidOption`] naming `self_collision` when the
+    /// detector has no faces, is built for another number of vertices, or
+    /// its distance is not above `thickness`, or `thickness` is not a
+    /// finite value above 0.
+    pub fn with_self_collision(
+        mut self,
+        detector: SelfCollision,
+        thickness: f64,
+    ) -> Result<Self, ShellError> {
+        let n = self.x.len();
+        let problem = if detector.faces().is_empty() {
+            Some("the detector has no faces".to_string())
+        } else if detector.exclusion().node_count() != n {
+            Some(format!(
+                "the detector is built for {} vertices, the cloth has {n}",
+                detector.exclusion().node_count()
+            ))
+        } else if !(thickness > 0.0 && thickness.is_finite()) {
+            Some(format!(
+                "expected a finite thickness > 0 (m), got {thickness}"
+            ))
+        } else if detector.d0() <= thickness {
+            Some(format!(
+                "the detector's distance {} m must exceed the thickness {thickness} m",
+                detector.d0()
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = problem {
+            return Err(ShellError::InvalidOption {
+                name: "self_collision",
+                message,
+            });
+        }
+        self.self_collision = Some((detector, thickness));
         Ok(self)
     }
 
@@ -652,11 +735,21 @@ impl Sbd {
             for c in &mut self.colliders {
                 c.advance_to(t_end);
             }
+            if let Some((detector, thickness)) = &self.self_collision {
+                self.face_pairs.clear();
+                let reach = self
+                    .options
+                    .self_collision_search
+                    .map_or(detector.d0(), |s| s.clamp(*thickness, detector.d0()));
+                let pairs = detector.face_contacts_within(&self.x, reach);
+                self.face_pairs.extend(pairs.iter().map(|c| c.nodes));
+            }
             for _ in 0..self.options.iterations {
                 self.project_triangles();
                 self.project_springs();
                 self.project_ties();
                 self.project_attachments();
+                self.project_self_collisions();
                 self.project_collisions(h, t_end);
                 if self.options.edge_collisions {
                     self.project_edge_collisions(h, t_end);
@@ -829,6 +922,37 @@ impl Sbd {
                 }
             }
         });
+    }
+
+    /// One sweep over the vertex–face pairs of the substep (serial, in the
+    /// detector's order: pairs share vertices): a pair closer than the
+    /// thickness `δ_s`, `C = d - δ_s < 0` with `∇C = (n, -α n, -β n, -γ n)`
+    /// (the barycentric weights held fixed), moves by `Δx_i = -s w_i ∇_i C`,
+    /// `s = C / (w_p + α² w_a + β² w_b + γ² w_c)` \[Kim23 eq. 3-5\] at
+    /// stiffness 1.
+    fn project_self_collisions(&mut self) {
+        let Some((_, delta)) = &self.self_collision else {
+            return;
+        };
+        let w = &self.inverse_mass;
+        for nodes in &self.face_pairs {
+            let [p, a, b, c] = nodes.map(|i| self.p[i]);
+            let sep = face_separation(&p, &a, &b, &c);
+            let constraint = sep.distance - delta;
+            if constraint >= 0.0 {
+                continue;
+            }
+            let [al, be, ga] = sep.closest.weights;
+            let coef = [1.0, -al, -be, -ga];
+            let denom: f64 = (0..4).map(|k| w[nodes[k]] * coef[k] * coef[k]).sum();
+            if denom <= 0.0 {
+                continue;
+            }
+            let s = constraint / denom;
+            for k in 0..4 {
+                self.p[nodes[k]] -= sep.direction * (s * w[nodes[k]] * coef[k]);
+            }
+        }
     }
 
     /// One sweep over the attachments (each moves its own vertex; serial,

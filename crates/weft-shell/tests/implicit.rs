@@ -521,50 +521,10 @@ fn a_coarse_square_rests_on_a_thin_sphere_by_its_edges() {
     );
 }
 
-/// A held 11 x 11 sheet (10 cm) in the plane y = 0 and a free 9 x 9 sheet
-/// (8 cm) 2 cm above it, turned by 0.3 rad and shifted so no vertex falls
-/// on a vertex, as one mesh (the held sheet's vertices first), the number
-/// of held vertices, and the mesh's fabric (strain-rate damping, the held
-/// sheet's vertices fixed). `tilt` raises the free sheet's far edge by
-/// that slope (0: parallel to the held one).
+/// The sheets of `common::stacked_sheets` and their fabric (strain-rate
+/// damping, the held sheet's vertices fixed).
 fn stacked_sheets(tilt: f64) -> (ClothMesh, usize, weft_core::Fabric) {
-    let below = patch(0.1, 11, Vector3::z());
-    let (sn, cs) = 0.3f64.sin_cos();
-    let above = ClothMesh::rectangle(
-        [0.08, 0.08],
-        [9, 9],
-        Vector3::new(0.013, 0.02, 0.007),
-        Vector3::new(cs, tilt, sn).normalize(),
-        Vector3::new(-sn, 0.0, cs),
-    )
-    .unwrap();
-    let n0 = below.vertex_count();
-    let rest = below
-        .rest()
-        .iter()
-        .chain(
-            above
-                .rest()
-                .iter()
-                .map(|r| [r[0] + 1.0, r[1]])
-                .collect::<Vec<_>>()
-                .iter(),
-        )
-        .copied()
-        .collect();
-    let positions = below
-        .positions()
-        .iter()
-        .chain(above.positions())
-        .copied()
-        .collect();
-    let triangles = below
-        .triangles()
-        .iter()
-        .copied()
-        .chain(above.triangles().iter().map(|t| t.map(|v| v + n0 as u32)))
-        .collect();
-    let mesh = ClothMesh::new(rest, positions, triangles).unwrap();
+    let (mesh, n0) = common::stacked_sheets(tilt);
     let held: Vec<usize> = (0..n0).collect();
     let fabric = shell_fabric(
         &mesh,
@@ -575,25 +535,12 @@ fn stacked_sheets(tilt: f64) -> (ClothMesh, usize, weft_core::Fabric) {
     (mesh, n0, fabric)
 }
 
-/// Vertex–face and edge–edge self-collision of `mesh` within `d0` (m),
-/// one-ring neighbours excluded, stiffness `k` (N/m), the cubic law.
+/// Vertex–face and edge–edge self-collision of `mesh` within `d0` (m)
+/// (`common::sheet_self_collision`, pairs searched within `2 d0`),
+/// stiffness `k` (N/m), the cubic law.
 fn sheet_self_contact(mesh: &ClothMesh, d0: f64, k: f64) -> weft_solver::assembly::SelfContact {
-    use weft_solver::collide::{Exclusion, NodeGraph, RepulsionLaw, SelfCollision};
-    let edges: Vec<[usize; 2]> = mesh
-        .edges()
-        .iter()
-        .map(|e| [e[0] as usize, e[1] as usize])
-        .collect();
-    let graph = NodeGraph::from_edges(mesh.vertex_count(), &edges).unwrap();
-    let faces = mesh
-        .triangles()
-        .iter()
-        .map(|t| t.map(|v| v as usize))
-        .collect();
-    let detector = SelfCollision::new(edges, Exclusion::new(&graph, 1), 2.0 * d0)
-        .unwrap()
-        .with_faces(faces)
-        .unwrap();
+    use weft_solver::collide::RepulsionLaw;
+    let detector = common::sheet_self_collision(mesh, 2.0 * d0);
     weft_solver::assembly::SelfContact::new(detector, d0, k, RepulsionLaw::Cubic)
 }
 

@@ -2,7 +2,7 @@
 
 use nalgebra::Vector3;
 use weft_shell::ClothMesh;
-use weft_solver::collide::{Collider, Sphere};
+use weft_solver::collide::{Collider, Exclusion, NodeGraph, SelfCollision, Sphere};
 
 /// A 0.1 m square of two triangles (2 x 2 vertices: 0 at (-x, -z), 1 at
 /// (+x, -z), 2 at (-x, +z), 3 at (+x, +z), diagonal 0-3), flat at
@@ -28,4 +28,69 @@ pub fn thin_sphere(stiffness: f64, friction: f64) -> Collider {
         friction,
     )
     .unwrap()
+}
+
+/// A held 11 x 11 sheet (10 cm) in the plane y = 0 and a free 9 x 9 sheet
+/// (8 cm) 2 cm above it, turned by 0.3 rad and shifted so no vertex falls
+/// on a vertex, as one mesh (the held sheet's vertices first), and the
+/// number of the held sheet's vertices. `tilt` raises the free sheet's far
+/// edge by that slope (0: parallel to the held one).
+pub fn stacked_sheets(tilt: f64) -> (ClothMesh, usize) {
+    let below = ClothMesh::rectangle(
+        [0.1, 0.1],
+        [11, 11],
+        Vector3::zeros(),
+        Vector3::x(),
+        Vector3::z(),
+    )
+    .unwrap();
+    let (sn, cs) = 0.3f64.sin_cos();
+    let above = ClothMesh::rectangle(
+        [0.08, 0.08],
+        [9, 9],
+        Vector3::new(0.013, 0.02, 0.007),
+        Vector3::new(cs, tilt, sn).normalize(),
+        Vector3::new(-sn, 0.0, cs),
+    )
+    .unwrap();
+    let n0 = below.vertex_count();
+    let rest = below
+        .rest()
+        .iter()
+        .copied()
+        .chain(above.rest().iter().map(|r| [r[0] + 1.0, r[1]]))
+        .collect();
+    let positions = below
+        .positions()
+        .iter()
+        .chain(above.positions())
+        .copied()
+        .collect();
+    let triangles = below
+        .triangles()
+        .iter()
+        .copied()
+        .chain(above.triangles().iter().map(|t| t.map(|v| v + n0 as u32)))
+        .collect();
+    (ClothMesh::new(rest, positions, triangles).unwrap(), n0)
+}
+
+/// Vertex–face and edge–edge pairs of `mesh` found within `distance` (m),
+/// one-ring neighbours excluded.
+pub fn sheet_self_collision(mesh: &ClothMesh, distance: f64) -> SelfCollision {
+    let edges: Vec<[usize; 2]> = mesh
+        .edges()
+        .iter()
+        .map(|e| [e[0] as usize, e[1] as usize])
+        .collect();
+    let graph = NodeGraph::from_edges(mesh.vertex_count(), &edges).unwrap();
+    let faces = mesh
+        .triangles()
+        .iter()
+        .map(|t| t.map(|v| v as usize))
+        .collect();
+    SelfCollision::new(edges, Exclusion::new(&graph, 1), distance)
+        .unwrap()
+        .with_faces(faces)
+        .unwrap()
 }

@@ -446,10 +446,17 @@ impl SelfCollision {
     /// `x` (m) and [`Self::faces`]: the pairs whose distance is below `d0`,
     /// sorted by vertex then face. Empty without faces.
     pub fn face_contacts(&self, x: &[Vector3<f64>]) -> Vec<FaceContact> {
+        self.face_contacts_within(x, self.d0)
+    }
+
+    /// [`Self::face_contacts`] within `distance` (m) instead of `d0`: a
+    /// caller whose nodes move less at times searches less (the broad
+    /// phase's cost grows with the distance).
+    pub fn face_contacts_within(&self, x: &[Vector3<f64>], distance: f64) -> Vec<FaceContact> {
         if self.faces.is_empty() {
             return Vec::new();
         }
-        face_broad_phase(x, &self.faces, self.d0, self.cell_size, &self.exclusion)
+        face_broad_phase(x, &self.faces, distance, self.cell_size, &self.exclusion)
             .par_iter()
             .filter_map(|&[v, f]| {
                 let [a, b, c] = self.faces[f];
@@ -459,7 +466,7 @@ impl SelfCollision {
                 } else {
                     [v, a, c, b]
                 };
-                (cl.distance < self.d0).then_some(FaceContact {
+                (cl.distance < distance).then_some(FaceContact {
                     face: f,
                     nodes,
                     closest: cl,

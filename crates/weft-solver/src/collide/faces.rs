@@ -154,23 +154,48 @@ fn unit_normal(a: &Vector3<f64>, b: &Vector3<f64>, c: &Vector3<f64>) -> Option<V
     (len > 0.0).then(|| normal / len)
 }
 
-/// The distance `d` (m; signed in the interior region) and push direction
-/// `n` of the oriented pair `q = [p, a, b, c]` (module docs), with the
-/// closest point.
-fn face_gap(q: &SVector<f64, 12>) -> (f64, Vector3<f64>, FaceClosest) {
-    let [p, a, b, c] = corners(q);
-    let cl = closest_on_triangle(&p, &a, &b, &c);
+/// The separation of a vertex from a triangle as the repulsion sees it
+/// ([`face_separation`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FaceSeparation {
+    /// Distance `d` (m): signed along the right-hand unit normal where the
+    /// closest point is the projection onto the face's interior (negative
+    /// once the vertex has passed through), `|p - c_T|` elsewhere.
+    pub distance: f64,
+    /// Unit direction `n` that increases `d` when the vertex moves along it
+    /// (the face's corners move along `-α n, -β n, -γ n`).
+    pub direction: Vector3<f64>,
+    /// The closest point and its barycentric weights.
+    pub closest: FaceClosest,
+}
+
+/// The separation of vertex `p` from the triangle `a b c` of an oriented
+/// vertex–face pair (module docs: the vertex's side is that of `(b - a) ×
+/// (c - a)`): the distance and direction of [`face_repulsion`], which
+/// weft-shell's strain-based dynamics also projects on (`C = d - δ ≥ 0`).
+/// Positions in m.
+pub fn face_separation(
+    p: &Vector3<f64>,
+    a: &Vector3<f64>,
+    b: &Vector3<f64>,
+    c: &Vector3<f64>,
+) -> FaceSeparation {
+    let cl = closest_on_triangle(p, a, b, c);
     if cl.interior
-        && let Some(normal) = unit_normal(&a, &b, &c)
+        && let Some(normal) = unit_normal(a, b, c)
     {
-        return (normal.dot(&(p - cl.point)), normal, cl);
+        return FaceSeparation {
+            distance: normal.dot(&(p - cl.point)),
+            direction: normal,
+            closest: cl,
+        };
     }
     // A distance at round-off level of the face's size has no direction:
     // the vertex is on an edge.
     let size = (b - a).norm().max((c - a).norm()).max((c - b).norm());
-    let n = if cl.distance > ON_FACE * size {
+    let direction = if cl.distance > ON_FACE * size {
         (p - cl.point) / cl.distance
-    } else if let Some(normal) = unit_normal(&a, &b, &c) {
+    } else if let Some(normal) = unit_normal(a, b, c) {
         normal
     } else if (b - a).norm() > 0.0 {
         any_perpendicular(&(b - a))
@@ -179,7 +204,16 @@ fn face_gap(q: &SVector<f64, 12>) -> (f64, Vector3<f64>, FaceClosest) {
     } else {
         Vector3::y()
     };
-    (cl.distance, n, cl)
+    FaceSeparation {
+        distance: cl.distance,
+        direction,
+        closest: cl,
+    }
+}
+
+fn face_gap(q: &SVector<f64, 12>) -> FaceSeparation {
+    let [p, a, b, c] = corners(q);
+    face_separation(&p, &a, &b, &c)
 }
 
 /// Whether the vertex `p` is on the side of triangle `a b c`'s right-hand
@@ -204,7 +238,7 @@ pub fn face_repulsion_energy(
     stiffness: f64,
     law: RepulsionLaw,
 ) -> f64 {
-    let (d, _, _) = face_gap(q);
+    let d = face_gap(q).distance;
     if d < d0 {
         law.eval(d0 - d, d0, stiffness).0
     } else {
@@ -223,7 +257,11 @@ pub fn face_repulsion(
     stiffness: f64,
     law: RepulsionLaw,
 ) -> Option<FaceRepulsionEval> {
-    let (d, n, cl) = face_gap(q);
+    let FaceSeparation {
+        distance: d,
+        direction: n,
+        closest: cl,
+    } = face_gap(q);
     if d >= d0 {
         return None;
     }

@@ -46,8 +46,8 @@ pub use broad::{
 pub use collider::{Collider, NodeContact, Shape};
 pub use error::CollideError;
 pub use faces::{
-    FaceClosest, FaceRepulsionEval, closest_on_triangle, face_repulsion, face_repulsion_energy,
-    on_normal_side, segment_triangle_intersection,
+    FaceClosest, FaceRepulsionEval, FaceSeparation, closest_on_triangle, face_repulsion,
+    face_repulsion_energy, face_separation, on_normal_side, segment_triangle_intersection,
 };
 pub use mesh::{SHEET_COS, TangentPlane, TriangleMesh};
 pub use motion::{Keyframe, RigidMotion};
