@@ -99,8 +99,8 @@ pub struct DrapeArgs {
     /// spacing (much slower at coarse levels; see DrapeOptions).
     #[arg(long, default_value_t = 4.0)]
     pub self_collision_below: f64,
-    /// Turn off the `shell` model's self-collision between its triangles,
-    /// on at every level by default (see
+    /// Turn off the triangle-mesh models' (`shell`, `sbd`) self-collision
+    /// between their triangles, on at every level by default (see
     /// `weft_garment::DrapeOptions::shell_self_collision`).
     #[arg(long)]
     pub no_shell_self_collision: bool,

@@ -1720,7 +1720,7 @@ impl<'a> Run<'a> {
                 .count(),
             attached_nodes: 0,
             sliding: false,
-            self_collision: false,
+            self_collision: opts.shell_self_collision,
             steps: run.steps,
             rejected: 0,
             rejections: Default::default(),
