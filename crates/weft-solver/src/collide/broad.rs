@@ -503,7 +503,7 @@ impl SelfCollision {
                 .iter()
                 .any(|&v| self.faces[f].iter().any(|&c| self.exclusion.near(v, c)))
         };
-        box_pairs(&boxes, self.d0, self.cell_size, |i, j| {
+        box_pairs(&boxes, self.d0, self.cell_size, Some(ns), |i, j| {
             i < ns && j >= ns && !near(i, j - ns)
         })
         .into_par_iter()
@@ -546,7 +546,7 @@ pub fn broad_phase(
         .par_iter()
         .map(|&[a, b]| (x[a].inf(&x[b]) - r, x[a].sup(&x[b]) + r))
         .collect();
-    box_pairs(&boxes, d0, cell_size, |i, j| {
+    box_pairs(&boxes, d0, cell_size, None, |i, j| {
         !exclusion.excludes(segments[i], segments[j])
     })
 }
@@ -576,7 +576,7 @@ pub fn face_broad_phase(
         }))
         .collect();
     // Vertices come first, so a vertex–face pair is `(v, nv + f)`.
-    box_pairs(&boxes, d0, cell_size, |i, j| {
+    box_pairs(&boxes, d0, cell_size, Some(nv), |i, j| {
         i < nv && j >= nv && !faces[j - nv].iter().any(|&c| exclusion.near(i, c))
     })
     .into_iter()
@@ -585,11 +585,15 @@ pub fn face_broad_phase(
 }
 
 /// Steps 2–6 of the broad phase (module docs) on given boxes: the sorted
-/// pairs `[i, j]`, `i < j`, of overlapping boxes that `accept`.
+/// pairs `[i, j]`, `i < j`, of overlapping boxes that `accept`. With
+/// `split = Some(s)` only pairs `i < s ≤ j` are considered (two sets of
+/// boxes, e.g. vertices then faces: a cell's boxes of one set are never
+/// tested against each other).
 fn box_pairs(
     boxes: &[(Vector3<f64>, Vector3<f64>)],
     d0: f64,
     cell_size: Option<f64>,
+    split: Option<usize>,
     accept: impl Fn(usize, usize) -> bool + Sync,
 ) -> Vec<[usize; 2]> {
     let h = cell_size.unwrap_or_else(|| {
@@ -636,9 +640,18 @@ fn box_pairs(
             let mut segs: Vec<usize> = entries[begin..end].iter().map(|e| e.1 as usize).collect();
             segs.dedup();
             let mut out = Vec::new();
-            for (ia, &i) in segs.iter().enumerate() {
+            // `segs` is sorted: with a split, the second set starts at
+            // `second` and only the first set's boxes pair, with it.
+            let (firsts, second) = match split {
+                Some(s) => {
+                    let second = segs.partition_point(|&i| i < s);
+                    (second, second)
+                }
+                None => (segs.len(), 0),
+            };
+            for (ia, &i) in segs[..firsts].iter().enumerate() {
                 let (lo_i, hi_i) = &boxes[i];
-                for &j in &segs[ia + 1..] {
+                for &j in &segs[second.max(ia + 1)..] {
                     let (lo_j, hi_j) = &boxes[j];
                     let overlap = (0..3).all(|k| lo_i[k] <= hi_j[k] && lo_j[k] <= hi_i[k]);
                     if overlap && key(cell_of(&lo_i.sup(lo_j), h)) == run_key && accept(i, j) {
