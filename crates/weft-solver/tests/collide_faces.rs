@@ -362,6 +362,8 @@ fn face_broad_phase_equals_brute_force() {
     for c in sc.face_contacts(&x) {
         let [v, a, b, cc] = c.nodes;
         assert!(on_normal_side(&x[v], &x[a], &x[b], &x[cc]));
+        let [wa, wb, wc] = c.closest.weights;
+        assert!((wa * x[a] + wb * x[b] + wc * x[cc] - c.closest.point).norm() < 1e-12);
         let (mut got, mut face) = ([a, b, cc], faces[c.face]);
         got.sort_unstable();
         face.sort_unstable();

@@ -303,7 +303,8 @@ pub struct FaceContact {
     /// ([`super::faces::on_normal_side`]; the face's second and third
     /// corners swapped when not), the side the repulsion keeps it on.
     pub nodes: [usize; 4],
-    /// Closest point at detection.
+    /// Closest point at detection, its weights in the order of `nodes`'
+    /// corners.
     pub closest: FaceClosest,
 }
 
@@ -460,13 +461,18 @@ impl SelfCollision {
             .par_iter()
             .filter_map(|&[v, f]| {
                 let [a, b, c] = self.faces[f];
-                let cl = closest_on_triangle(&x[v], &x[a], &x[b], &x[c]);
+                let mut cl = closest_on_triangle(&x[v], &x[a], &x[b], &x[c]);
+                if cl.distance >= distance {
+                    return None;
+                }
+                // Swapping the corners swaps their weights with them.
                 let nodes = if on_normal_side(&x[v], &x[a], &x[b], &x[c]) {
                     [v, a, b, c]
                 } else {
+                    cl.weights.swap(1, 2);
                     [v, a, c, b]
                 };
-                (cl.distance < distance).then_some(FaceContact {
+                Some(FaceContact {
                     face: f,
                     nodes,
                     closest: cl,
