@@ -131,6 +131,29 @@ impl ClothMesh {
         Self::new(rest, positions, triangles)
     }
 
+    /// The two meshes as one, two pieces of cloth: `self`'s vertices
+    /// first, then `other`'s (their indices shifted by
+    /// `self.vertex_count()`); rest frames kept as they are, as each
+    /// triangle's rest shape is its own.
+    pub fn join(&self, other: &ClothMesh) -> ClothMesh {
+        let n = self.rest.len() as u32;
+        ClothMesh {
+            rest: self.rest.iter().chain(&other.rest).copied().collect(),
+            positions: self
+                .positions
+                .iter()
+                .chain(&other.positions)
+                .copied()
+                .collect(),
+            triangles: self
+                .triangles
+                .iter()
+                .copied()
+                .chain(other.triangles.iter().map(|t| t.map(|v| v + n)))
+                .collect(),
+        }
+    }
+
     /// Number of vertices.
     pub fn vertex_count(&self) -> usize {
         self.rest.len()
@@ -273,5 +296,39 @@ impl<'a> Rings<'a> {
             }
             std::mem::swap(&mut self.frontier, &mut self.next);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joined_meshes_keep_both_pieces() {
+        let a = ClothMesh::rectangle(
+            [0.1, 0.1],
+            [3, 3],
+            Vector3::zeros(),
+            Vector3::x(),
+            Vector3::z(),
+        )
+        .unwrap();
+        let b = ClothMesh::rectangle(
+            [0.05, 0.05],
+            [2, 2],
+            Vector3::new(0.0, 0.02, 0.0),
+            Vector3::x(),
+            Vector3::z(),
+        )
+        .unwrap();
+        let j = a.join(&b);
+        assert_eq!(j.vertex_count(), 9 + 4);
+        assert_eq!(j.triangles().len(), 8 + 2);
+        assert_eq!(j.edges().len(), a.edges().len() + b.edges().len());
+        assert_eq!(j.triangles()[8], b.triangles()[0].map(|v| v + 9));
+        assert_eq!(j.positions()[9], b.positions()[0]);
+        assert_eq!(j.rest()[12], b.rest()[3]);
+        // No edge joins the pieces.
+        assert!(j.edges().iter().all(|e| (e[0] < 9) == (e[1] < 9)));
     }
 }

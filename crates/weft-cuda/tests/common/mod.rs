@@ -520,25 +520,7 @@ fn stacked_sheets_with(height: f64, tilt: f64, speed: f64) -> Simulation {
     )
     .unwrap();
     let n0 = below.vertex_count();
-    let rest = below
-        .rest()
-        .iter()
-        .copied()
-        .chain(above.rest().iter().map(|r| [r[0] + 1.0, r[1]]))
-        .collect();
-    let positions = below
-        .positions()
-        .iter()
-        .chain(above.positions())
-        .copied()
-        .collect();
-    let triangles = below
-        .triangles()
-        .iter()
-        .copied()
-        .chain(above.triangles().iter().map(|t| t.map(|v| v + n0 as u32)))
-        .collect();
-    let mesh = ClothMesh::new(rest, positions, triangles).unwrap();
+    let mesh = below.join(&above);
     let held: Vec<usize> = (0..n0).collect();
     let material =
         weft_shell::implicit::fig3_material(weft_shell::MembraneDamping::StrainRate { beta: 0.01 });

@@ -53,26 +53,7 @@ pub fn stacked_sheets(tilt: f64) -> (ClothMesh, usize) {
         Vector3::new(-sn, 0.0, cs),
     )
     .unwrap();
-    let n0 = below.vertex_count();
-    let rest = below
-        .rest()
-        .iter()
-        .copied()
-        .chain(above.rest().iter().map(|r| [r[0] + 1.0, r[1]]))
-        .collect();
-    let positions = below
-        .positions()
-        .iter()
-        .chain(above.positions())
-        .copied()
-        .collect();
-    let triangles = below
-        .triangles()
-        .iter()
-        .copied()
-        .chain(above.triangles().iter().map(|t| t.map(|v| v + n0 as u32)))
-        .collect();
-    (ClothMesh::new(rest, positions, triangles).unwrap(), n0)
+    (below.join(&above), below.vertex_count())
 }
 
 /// Vertex–face and edge–edge pairs of `mesh` found within `distance` (m),
