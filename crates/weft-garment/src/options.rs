@@ -129,9 +129,14 @@ pub struct DrapeOptions {
     /// and the baseline every cloth user knows.
     pub model: DrapeModel,
     /// Options of the `sbd` model; its areal density is replaced by the
-    /// fabric preset's. Default `SbdOptions::default()` with velocity
-    /// damping 2/s and the unnormalised shear constraint (the normalised
-    /// one blows up while sewing GarmentCode's pencil dress).
+    /// fabric preset's and its `edge_collisions` by
+    /// [`DrapeOptions::segment_contact`]. Default `SbdOptions::default()`
+    /// with velocity damping 2/s, the unnormalised shear constraint (the
+    /// normalised one blows up while sewing GarmentCode's pencil dress)
+    /// and seam ties at stiffness 1 (0.5 leaves a tie half open after
+    /// each substep's projection, which the edges' collisions then widen:
+    /// the graded GPG tee's shoulder seams 22.9 mm open at 20 mm, 12.8 mm
+    /// at 1; BENCHMARKS.md).
     pub sbd: weft_shell::SbdOptions,
     /// Fabric preset. Default cotton.
     pub material: FabricPreset,
@@ -190,11 +195,13 @@ pub struct DrapeOptions {
     /// contact; [`weft_core::preset`]) at levels with a spacing at or below this
     /// (mm). Default 0 (off: see the crate docs for its state).
     pub sliding_below_mm: f64,
-    /// Segment contact while draping (the `yarn` and `shell` models): the
-    /// midpoint of every edge, the yarn segments or the membrane
-    /// triangles' edges, is kept out of the body as the nodes are
-    /// (`weft_solver::assembly::ContactModel::segments`). The `sbd` model
-    /// has its own switch, `sbd.edge_collisions`. On the shirt at 40 mm
+    /// Segment contact: the midpoint of every edge, the yarn segments or
+    /// the membrane triangles' edges, is kept out of the body as the nodes
+    /// are: while draping in the `yarn` and `shell` models
+    /// (`weft_solver::assembly::ContactModel::segments`), while sewing and
+    /// draping in the `sbd` model (`weft_shell::SbdOptions::edge_collisions`;
+    /// at 20 mm on the shared patterns the deepest edge point from up to
+    /// 4.8 mm inside the body to at most 0.3 mm). On the shirt at 40 mm
     /// it takes the deepest segment point from 7.4 to 1.2 mm (yarn) and
     /// from 7.9 to 1.1 mm (shell), and on the five shared patterns at
     /// 60 mm from 4.9-14.4 mm to 0.3-2.4 mm, with every seam still within
@@ -255,6 +262,7 @@ impl Default for DrapeOptions {
             sbd: weft_shell::SbdOptions {
                 velocity_damping: 2.0,
                 normalised_shear: false,
+                tie_stiffness: 1.0,
                 ..Default::default()
             },
             material: FabricPreset::Cotton,

@@ -370,6 +370,7 @@ pub(crate) fn sew_and_drape(
     let mesh = garment_mesh(pattern, garment)?;
     let mut options = opts.sbd.clone();
     options.areal_density = opts.material.properties().areal_density;
+    options.edge_collisions = opts.segment_contact;
     // Draping releases the routes' attachments. Its vertices travel far
     // less per substep than sewing's: self-collision pairs are searched
     // within twice the thickness.
