@@ -136,7 +136,12 @@ pub struct DrapeOptions {
     /// and seam ties at stiffness 1 (0.5 leaves a tie half open after
     /// each substep's projection, which the edges' collisions then widen:
     /// the graded GPG tee's shoulder seams 22.9 mm open at 20 mm, 12.8 mm
-    /// at 1; BENCHMARKS.md).
+    /// at 1; BENCHMARKS.md), and 20 substeps while draping (sewing takes
+    /// [`crate::shell::SEWING_SUBSTEPS`]): with 5 the constraints leave
+    /// the cloth stretchy enough that GPG's 8-panel skirt at 20 mm slid
+    /// 214 mm down the hips (107 mm with 10 substeps, 110 mm with 5
+    /// substeps of 4 iterations), with 20 its top stays 68 mm below where
+    /// it was sewn.
     pub sbd: weft_shell::SbdOptions,
     /// Fabric preset. Default cotton.
     pub material: FabricPreset,
@@ -263,6 +268,7 @@ impl Default for DrapeOptions {
                 velocity_damping: 2.0,
                 normalised_shear: false,
                 tie_stiffness: 1.0,
+                substeps: 20,
                 ..Default::default()
             },
             material: FabricPreset::Cotton,

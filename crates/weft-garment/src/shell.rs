@@ -321,6 +321,12 @@ fn check_diverged(garment: &Garment, sim: &Sbd, phase: Phase, t: f64) -> Result<
 /// Iterations per substep while sewing.
 pub const SEWING_ITERATIONS: usize = 10;
 
+/// Substeps per step while sewing (draping takes `opts.sbd.substeps`).
+/// Sewing is quasi-static and gravity-free, so its substeps set only how
+/// fast the ties close ([`SEWING_TIE_STEP_SPACINGS`] per projection), not
+/// how stiff the cloth is under load.
+pub const SEWING_SUBSTEPS: usize = 5;
+
 /// Largest gap a seam tie closes per projection while sewing, in
 /// spacings.
 pub const SEWING_TIE_STEP_SPACINGS: f64 = 0.1;
@@ -342,7 +348,8 @@ pub const SBD_LAYER_THICKNESS: f64 = 0.3;
 /// Sews and drapes the garment on `body` in steps of `opts.dt_max`:
 ///
 /// - sewing, `opts.sew_duration` without gravity, quasi-static (velocities
-///   reset after every substep), [`SEWING_ITERATIONS`] iterations, and the
+///   reset after every substep), [`SEWING_SUBSTEPS`] substeps of
+///   [`SEWING_ITERATIONS`] iterations, and the
 ///   ties at stiffness 1 closing at most [`SEWING_TIE_STEP_SPACINGS`]
 ///   spacings per projection: panels placed decimetres apart would
 ///   otherwise be yanked together in one projection, which one sweep of
@@ -482,6 +489,7 @@ pub(crate) fn sew_and_drape(
         o.gravity = [0.0; 3];
         o.velocity_damping = 1e12;
         o.iterations = o.iterations.max(SEWING_ITERATIONS);
+        o.substeps = SEWING_SUBSTEPS;
         o.tie_stiffness = 1.0;
         o.attachment_stiffness = 1.0;
         o.friction = false;

@@ -51,9 +51,9 @@ fn garment_mesh_covers_every_panel() {
 /// The A-line skirt at 20 mm on weft's mannequin: sewn and draped in
 /// seconds, every seam closed to within the spacing, no node inside the
 /// body and segments at most 1 mm in, no layer crossing, at rest where it
-/// was sewn. Measured (2026-11-29, edges kept out of the body and ties at
-/// stiffness 1): 370 steps, seams 1.3 mm, segments 0.0 mm, top 4.0 mm
-/// below the sewn garment's.
+/// was sewn. Measured (2026-11-29, edges kept out of the body, ties at
+/// stiffness 1, 20 substeps): 340 steps, seams 1.3 mm, segments 0.0 mm,
+/// top 3.2 mm below the sewn garment's.
 #[test]
 fn sbd_drapes_the_skirt_on_the_mannequin() {
     let out = tempfile::tempdir().unwrap();
@@ -133,10 +133,10 @@ fn sbd_refuses_animated_bodies_and_bad_options() {
 /// the strain-based dynamics while sewing, frictionless as the yarn
 /// model's). Before, the straps were dragged off the shoulders and the
 /// bodice slid 244 mm. Measured (2026-11-29): 12 routed ties, seams
-/// 17.3 mm, every bodice panel's top 41-51 mm *above* where it was placed
+/// 16.3 mm, every bodice panel's top 42-52 mm *above* where it was placed
 /// (the straps settle onto the shoulders), no node inside, static. Its
 /// edges are kept out of the body too (`DrapeOptions::segment_contact`):
-/// the deepest edge point 0.31 mm inside the body, 3.7 mm before.
+/// the deepest edge point 0.21 mm inside the body, 3.7 mm before.
 /// Skipped with a message without `../shared/data`.
 #[test]
 fn sbd_sews_the_pencil_dress_over_the_shoulders() {
@@ -206,7 +206,7 @@ fn sbd_sews_the_pencil_dress_over_the_shoulders() {
 /// shirt at 20 mm on `mean_all.obj`, whose sleeves and bodice pass
 /// through each other without it (11 mesh edges through mesh triangles,
 /// 2026-11-28), drapes with none, seams within one spacing (measured
-/// 13.5 mm), no node inside the body and no edge more than 1 mm in
+/// 9.6 mm), no node inside the body and no edge more than 1 mm in
 /// (0.0 mm), static. Skipped with a message
 /// without `../shared/data`.
 #[test]
