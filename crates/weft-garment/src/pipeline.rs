@@ -1729,7 +1729,7 @@ impl<'a> Run<'a> {
             wall_time_s: level_start.elapsed().as_secs_f64(),
             sewing_time_s: run.sewing_time,
             draping_time_s: run.draping_time,
-            kinetic_energy_j: run.sim.kinetic_energy(),
+            kinetic_energy_j: run.sim.step_kinetic_energy(),
             kinetic_threshold_j: 0.5 * total_mass * opts.relax.speed_tolerance.powi(2),
             // A position-based integrator has no force residual: `null`.
             residual: f64::NAN,
@@ -1744,7 +1744,7 @@ impl<'a> Run<'a> {
         };
         if !run.is_static {
             progress.note(&format!(
-                "warning: the sbd drape is not static after {:.2} s: RMS vertex speed {:.3} m/s (threshold {})",
+                "warning: the sbd drape is not static after {:.2} s: RMS vertex speed over a step {:.3} m/s (threshold {})",
                 run.draping_time, run.rms_speed, opts.relax.speed_tolerance
             ));
         }

@@ -365,8 +365,10 @@ pub const SBD_LAYER_THICKNESS: f64 = 0.3;
 ///   of other layers (neighbours along the sewn mesh at rest within
 ///   [`SHELL_EXCLUSION_SPACINGS`] excluded, as in the `shell` model);
 /// - draping, with `opts.sbd` as given and gravity, until the RMS vertex
-///   speed is below `opts.relax.speed_tolerance` after `relax.min_time`,
-///   or `relax.max_time`.
+///   speed over a step ([`Sbd::step_velocities`]: the last substep's
+///   speeds count the chatter of a vertex pressed between a layer and
+///   the body) is below `opts.relax.speed_tolerance` after
+///   `relax.min_time`, or `relax.max_time`.
 pub(crate) fn sew_and_drape(
     pattern: &Pattern,
     garment: &Garment,
@@ -475,7 +477,7 @@ pub(crate) fn sew_and_drape(
             check_diverged(garment, sim, phase, sim.time() - start)?;
             if phase == Phase::Draping && since_check >= opts.relax.check_interval - 1e-12 {
                 since_check = 0.0;
-                let v = sim.velocities();
+                let v = sim.step_velocities();
                 rms = (v.iter().map(|v| v.norm_squared()).sum::<f64>() / v.len() as f64).sqrt();
                 if sim.time() - start >= min_time && rms < opts.relax.speed_tolerance {
                     break;
@@ -524,14 +526,16 @@ pub(crate) fn sew_and_drape(
 }
 
 /// The flat state vectors `(q, v)` (5 per node: x, y, z, u, v) of the
-/// garment's fabric with the mesh's positions and velocities and the
-/// fabric's initial arc-length coordinates (at rest).
+/// garment's fabric with the mesh's positions and step-averaged velocities
+/// ([`Sbd::step_velocities`]) and the fabric's initial arc-length
+/// coordinates (at rest).
 pub(crate) fn fabric_state(garment: &Garment, sim: &Sbd) -> (Vec<f64>, Vec<f64>) {
     let init = &garment.fabric.initial;
     let n = garment.fabric.node_count();
     let (mut q, mut v) = (vec![0.0; 5 * n], vec![0.0; 5 * n]);
+    let velocities = sim.step_velocities();
     for i in 0..n {
-        let (x, xd): (Vector3<f64>, Vector3<f64>) = (sim.positions()[i], sim.velocities()[i]);
+        let (x, xd): (Vector3<f64>, Vector3<f64>) = (sim.positions()[i], velocities[i]);
         q[5 * i..5 * i + 3].copy_from_slice(x.as_slice());
         q[5 * i + 3] = init.u[i];
         q[5 * i + 4] = init.v[i];

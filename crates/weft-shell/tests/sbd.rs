@@ -108,6 +108,7 @@ fn unpinned_cloth_falls_freely() {
     )
     .unwrap();
     let mut s = Sbd::new(&mesh, &[], SbdOptions::default()).unwrap();
+    assert!(s.step_velocities().iter().all(|v| v.norm() == 0.0));
     for _ in 0..20 {
         s.step(0.005);
     }
@@ -117,6 +118,21 @@ fn unpinned_cloth_falls_freely() {
     for p in s.positions() {
         assert_relative_eq!(p.y, expected, max_relative = 1e-9);
     }
+    // Substep k's velocity is -g k h; the last step (substeps 96-100)
+    // moves by -g h² (96 + ... + 100) = -g h² 490 in 5 ms.
+    let last = -9.81 * n * h;
+    let over_step = -9.81 * h * h * 490.0 / 0.005;
+    for (v, w) in s.velocities().iter().zip(s.step_velocities()) {
+        assert_relative_eq!(v.y, last, max_relative = 1e-9);
+        assert_relative_eq!(w.y, over_step, max_relative = 1e-9);
+        assert!(w.x.abs() + w.z.abs() < 1e-12);
+    }
+    let mass: f64 = s.masses().iter().sum();
+    assert_relative_eq!(
+        s.step_kinetic_energy(),
+        0.5 * mass * over_step * over_step,
+        max_relative = 1e-9
+    );
     assert_relative_eq!(s.time(), 0.1, max_relative = 1e-12);
     let strain = s
         .strains()
