@@ -357,8 +357,19 @@ pub fn run_prepared(
         let fabric = &sim.assembler.fabric;
         weft_io::write_final_state(out.join("final_state.json"), &state, fabric)?;
         // A picture of the yarns in the state reached (a non-finite state
-        // has none).
-        if let Ok(curves) = weft_io::YarnCurves::from_positions(fabric, &state.x, 4) {
+        // has none), or of triangle-mesh cloth as a shaded surface.
+        if fabric.yarns.is_empty() && !fabric.elements.triangles.is_empty() {
+            let cloth = weft_io::TriMesh {
+                vertices: state.x.iter().map(|p| [p.x, p.y, p.z]).collect(),
+                triangles: (fabric.elements.triangles.iter())
+                    .map(|t| t.nodes.map(|n| n as u32))
+                    .collect(),
+            };
+            if cloth.vertices.iter().flatten().all(|c| c.is_finite()) {
+                let none = weft_io::YarnCurves::default();
+                weft_io::write_preview(out.join("preview.png"), &none, Some(&cloth), 1200, 600)?;
+            }
+        } else if let Ok(curves) = weft_io::YarnCurves::from_positions(fabric, &state.x, 4) {
             weft_io::write_preview(out.join("preview.png"), &curves, None, 1200, 600)?;
         }
         summary.t = sim.t;

@@ -408,6 +408,13 @@ pub enum ObjectKind {
     TriangleMesh {
         /// Triangle count.
         triangles: usize,
+        /// `Some([n_v, n_u])` for a rectangle of `n_u` vertices along its
+        /// first side and `n_v` along its second, vertex `(i, j)` (`i`
+        /// along the first side) at `first_node + j n_u + i`: the corner
+        /// and edge selectors then pick its vertices as a woven patch's
+        /// with `n_warp = n_v`, `n_weft = n_u` (same node numbering).
+        /// `None` for any other mesh (vertex indices only).
+        grid: Option<[usize; 2]>,
     },
 }
 
@@ -752,7 +759,14 @@ pub(crate) fn select_in(info: &ObjectInfo, sel: &NodeSelector) -> Result<Vec<usi
                 ))
             }
         }
-        (NodeSelector::Corner(k), ObjectKind::WovenPatch { n_warp, n_weft }) => {
+        (
+            NodeSelector::Corner(k),
+            ObjectKind::WovenPatch { n_warp, n_weft }
+            | ObjectKind::TriangleMesh {
+                grid: Some([n_warp, n_weft]),
+                ..
+            },
+        ) => {
             let (kk, ll) = match k {
                 0 => (0, 0),
                 1 => (0, n_weft - 1),
@@ -761,7 +775,14 @@ pub(crate) fn select_in(info: &ObjectInfo, sel: &NodeSelector) -> Result<Vec<usi
             };
             Ok(vec![info.first_node + kk * n_weft + ll])
         }
-        (NodeSelector::Edge(e), ObjectKind::WovenPatch { n_warp, n_weft }) => {
+        (
+            NodeSelector::Edge(e),
+            ObjectKind::WovenPatch { n_warp, n_weft }
+            | ObjectKind::TriangleMesh {
+                grid: Some([n_warp, n_weft]),
+                ..
+            },
+        ) => {
             let f = info.first_node;
             Ok(match e {
                 PatchEdge::WarpStart => (0..n_warp).map(|k| f + k * n_weft).collect(),
@@ -776,9 +797,8 @@ pub(crate) fn select_in(info: &ObjectInfo, sel: &NodeSelector) -> Result<Vec<usi
         (_, ObjectKind::WovenPanel { .. }) => Err(
             "applies only to rectangular woven patches; use a node index on a woven panel".into(),
         ),
-        (_, ObjectKind::TriangleMesh { .. }) => Err(
-            "applies only to rectangular woven patches; use a vertex index on a triangle mesh"
-                .into(),
-        ),
+        (_, ObjectKind::TriangleMesh { .. }) => {
+            Err("applies only to rectangular patches; use a vertex index on a triangle mesh".into())
+        }
     }
 }

@@ -367,6 +367,57 @@ fn remap(err: ModelError, scene_of: &[usize]) -> (ModelError, String) {
     }
 }
 
+/// The fabric of a `triangle_cloth` object: the rectangle
+/// ([`weft_shell::ClothMesh::rectangle`], placed as a `woven_patch` is:
+/// first axis the warp direction in the cloth's plane, second axis
+/// `normal × warp`) as implicit cloth ([`weft_shell::shell_fabric`]),
+/// with its grid recorded for the corner and edge selectors, pinned
+/// vertices fixed and the initial velocity set.
+///
+/// # Errors
+/// `(field, message)`: a `normal` or `warp_direction` that spans no plane
+/// (`.warp_direction`), a selector that picks no vertex (`.pinned[j]`), or
+/// a mesh the cloth refuses (`""`).
+fn triangle_cloth(c: &crate::scene::TriangleClothObject) -> Result<Fabric, (String, String)> {
+    use nalgebra::Vector3;
+    let normal = Vector3::from(c.normal);
+    let warp = Vector3::from(c.warp_direction);
+    let in_plane = warp - normal * (normal.dot(&warp) / normal.norm_squared());
+    if !(normal.norm() > 0.0 && in_plane.norm() > 1e-9 * warp.norm()) {
+        return Err((
+            ".warp_direction".into(),
+            format!(
+                "a direction not parallel to the normal {:?}, got {:?}",
+                c.normal, c.warp_direction
+            ),
+        ));
+    }
+    let d1 = in_plane.normalize();
+    let d2 = normal.normalize().cross(&d1);
+    let origin = Vector3::from(c.center) - d1 * (0.5 * c.size[0]) - d2 * (0.5 * c.size[1]);
+    let mesh = weft_shell::ClothMesh::rectangle(c.size, c.vertices, origin, d1, d2)
+        .map_err(|e| (String::new(), e.to_string()))?;
+    let mut fabric = weft_shell::shell_fabric(&mesh, &c.material, &[])
+        .map_err(|e| (String::new(), e.to_string()))?;
+    let triangles = mesh.triangles().len();
+    fabric.objects[0].kind = weft_core::ObjectKind::TriangleMesh {
+        triangles,
+        grid: Some([c.vertices[1], c.vertices[0]]),
+    };
+    for (j, sel) in c.pinned.iter().enumerate() {
+        let nodes = fabric
+            .select(0, &sel.0)
+            .map_err(|e| (format!(".pinned[{j}]"), e.to_string()))?;
+        for n in nodes {
+            fabric.free[n] = [false; weft_core::DOFS_PER_NODE];
+        }
+    }
+    for v in &mut fabric.initial.x_dot {
+        *v = c.initial_velocity.into();
+    }
+    Ok(fabric)
+}
+
 fn index_of(sel: NodeSelector) -> usize {
     match sel {
         NodeSelector::Index(i) => i,
@@ -460,6 +511,12 @@ impl Scene {
                         pinned: w.pinned.iter().map(|s| s.0).collect(),
                     };
                     Some(builder.add_woven_patch(&spec))
+                }
+                SceneObject::TriangleCloth(_) => {
+                    // Built below, in place of the builder's (empty) fabric.
+                    scene_object.push(i);
+                    fabric_object[i] = Some(fi);
+                    None
                 }
                 SceneObject::Sphere(s) => {
                     colliders.push(ColliderSpec {
@@ -572,7 +629,16 @@ impl Scene {
                 fabric_object[i] = Some(fi);
             }
         }
-        let mut fabric = builder.build().map_err(|e| model(e, &scene_object))?;
+        let mut fabric = match self.objects.iter().enumerate().find_map(|(i, o)| match o {
+            SceneObject::TriangleCloth(c) => Some((i, c)),
+            _ => None,
+        }) {
+            // Validated: the scene's only cloth.
+            Some((i, cloth)) => triangle_cloth(cloth).map_err(|(field, message)| {
+                self.invalid(format!("objects[{i}]{field}"), message)
+            })?,
+            None => builder.build().map_err(|e| model(e, &scene_object))?,
+        };
 
         for (i, obj) in self.objects.iter().enumerate() {
             if let SceneObject::WovenPatch(w) = obj {

@@ -79,7 +79,7 @@ pub use preview::{Preview, View, write_preview};
 pub use scene::{
     CapsuleObject, DampingSpec, FabricSpec, FrictionSpec, HandleObject, Integrator, MaterialSpec,
     MeshObject, ModeSpec, OBJECT_TYPES, Output, OutputFormat, PlaneObject, PreconditionerChoice,
-    Scene, SceneObject, SelfCollisionSpec, SphereObject, TimeStep, WeaveSpec, WovenPatchObject,
-    YarnObject,
+    Scene, SceneObject, SelfCollisionSpec, SphereObject, TimeStep, TriangleClothObject, WeaveSpec,
+    WovenPatchObject, YarnObject,
 };
 pub use simulate::collider;

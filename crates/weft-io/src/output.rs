@@ -460,7 +460,9 @@ pub fn frame_path(dir: impl AsRef<Path>, index: usize, extension: &str) -> PathB
 
 /// Writes one frame as OBJ polylines, atomically: a `v x y z` line per node
 /// in node order, then one `l` line per yarn through its nodes (1-based
-/// vertex indices, in order of increasing arc length). A crossing appears
+/// vertex indices, in order of increasing arc length), then one `f` line
+/// per membrane triangle of triangle-mesh cloth (`fabric.elements.
+/// triangles`, its vertices in the element's order). A crossing appears
 /// once as a vertex and in two `l` lines (its warp and its weft yarn).
 ///
 /// # Errors
@@ -476,9 +478,10 @@ pub fn write_obj_frame(
     atomic_write(path, |w| {
         writeln!(
             w,
-            "# weft frame: {} nodes, {} yarns (polylines)",
+            "# weft frame: {} nodes, {} yarns (polylines), {} triangles",
             fabric.node_count(),
-            fabric.yarns.len()
+            fabric.yarns.len(),
+            fabric.elements.triangles.len()
         )?;
         for p in &state.x {
             writeln!(w, "v {} {} {}", p.x, p.y, p.z)?;
@@ -489,6 +492,10 @@ pub fn write_obj_frame(
                 write!(w, " {}", n + 1)?;
             }
             w.write_all(b"\n")?;
+        }
+        for t in &fabric.elements.triangles {
+            let [a, b, c] = t.nodes.map(|n| n + 1);
+            writeln!(w, "f {a} {b} {c}")?;
         }
         Ok(())
     })

@@ -638,6 +638,9 @@ pub enum SceneObject {
     Yarn(YarnObject),
     /// `"woven_patch"`: a rectangular woven patch.
     WovenPatch(WovenPatchObject),
+    /// `"triangle_cloth"` (*added*): a rectangle of implicit triangle-mesh
+    /// cloth.
+    TriangleCloth(TriangleClothObject),
     /// `"sphere"`: a sphere collider.
     Sphere(SphereObject),
     /// `"plane"`: a half-space collider.
@@ -656,6 +659,7 @@ impl SceneObject {
         match self {
             SceneObject::Yarn(_) => "yarn",
             SceneObject::WovenPatch(_) => "woven_patch",
+            SceneObject::TriangleCloth(_) => "triangle_cloth",
             SceneObject::Sphere(_) => "sphere",
             SceneObject::Plane(_) => "plane",
             SceneObject::Capsule(_) => "capsule",
@@ -664,9 +668,13 @@ impl SceneObject {
         }
     }
 
-    /// True for objects that make fabric nodes (`yarn`, `woven_patch`).
+    /// True for objects that make fabric nodes (`yarn`, `woven_patch`,
+    /// `triangle_cloth`).
     pub fn is_fabric(&self) -> bool {
-        matches!(self, SceneObject::Yarn(_) | SceneObject::WovenPatch(_))
+        matches!(
+            self,
+            SceneObject::Yarn(_) | SceneObject::WovenPatch(_) | SceneObject::TriangleCloth(_)
+        )
     }
 
     /// Number of nodes the object makes (0 for colliders and handles).
@@ -674,15 +682,17 @@ impl SceneObject {
         match self {
             SceneObject::Yarn(y) => y.nodes.len(),
             SceneObject::WovenPatch(p) => p.yarn_counts[0].saturating_mul(p.yarn_counts[1]),
+            SceneObject::TriangleCloth(c) => c.vertices[0].saturating_mul(c.vertices[1]),
             _ => 0,
         }
     }
 }
 
 /// The `type` names, in the order of [`SceneObject`]'s variants.
-pub const OBJECT_TYPES: [&str; 7] = [
+pub const OBJECT_TYPES: [&str; 8] = [
     "yarn",
     "woven_patch",
+    "triangle_cloth",
     "sphere",
     "plane",
     "capsule",
@@ -798,6 +808,64 @@ pub struct WovenPatchObject {
     /// ones).
     #[serde(default, skip_serializing_if = "SelectorMap::is_empty")]
     pub point_masses: SelectorMap<f64>,
+}
+
+/// `{"type": "triangle_cloth"}` (*added*): a rectangle of implicit
+/// triangle-mesh cloth \[SBO18 §4\]: StVK membrane triangles with
+/// strain-rate (or Rayleigh) damping and discrete-shell bending hinges
+/// (`weft_shell::implicit::shell_fabric`), integrated by the same
+/// backward-Euler / Newton / PCG driver, colliders and handles as the
+/// yarn objects. Its nodes are the mesh vertices, whose arc-length
+/// coordinates are fixed (0 in `final_state.json`); frames write its
+/// triangles as OBJ faces. A scene holds at most one, and no `yarn` or
+/// `woven_patch` beside it (the models do not collide with each other),
+/// and no `self_collision`.
+///
+/// | key | unit | default |
+/// |---|---|---|
+/// | `material` | `weft_shell::ShellMaterial` (`areal_density` kg/m², `stretch_modulus` N/m, `poisson_ratio`, `shear_modulus` N/m or `null` for isotropic, `bending_rigidity` N·m, `membrane_damping` `{"model": "none" \| "rayleigh" \| "strain_rate", "beta": s}`, `bending_damping` s) | cotton shirting, strain-rate `β` = 3 ms |
+/// | `size` | `[along warp, along weft]`, m, > 0 | required |
+/// | `vertices` | `[along warp, along weft]`, each ≥ 2 | required |
+/// | `center` | `[x, y, z]`, m | required |
+/// | `normal` | direction, non-zero | `[0, 1, 0]` |
+/// | `warp_direction` | direction, not parallel to `normal`; the membrane's first axis | `[1, 0, 0]` |
+/// | `pinned` | node selectors | `[]` |
+/// | `initial_velocity` | `[vx, vy, vz]` m/s for every vertex | `[0, 0, 0]` |
+///
+/// Vertex `(i, j)`, `i` along the warp direction, is node `j
+/// vertices[0] + i`. `corner:K` counts counter-clockwise about the normal
+/// from the origin corner: 0 = `(0, 0)`, 1 = `(last, 0)`, 2 = `(last,
+/// last)`, 3 = `(0, last)`; `edge:warp_start` / `edge:warp_end` are the
+/// sides at `i = 0` / `i = last`, `edge:weft_start` / `edge:weft_end` at
+/// `j = 0` / `j = last` (the nodes a `woven_patch` of `yarn_counts =
+/// [vertices[1], vertices[0]]` would pick).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TriangleClothObject {
+    /// The membrane and hinge material.
+    #[serde(default)]
+    pub material: weft_shell::ShellMaterial,
+    /// Extent along warp and weft (m).
+    #[serde(deserialize_with = "de::pair")]
+    pub size: [f64; 2],
+    /// Vertices along warp and weft.
+    #[serde(deserialize_with = "de::counts")]
+    pub vertices: [usize; 2],
+    /// Rectangle centre (m).
+    #[serde(deserialize_with = "de::vec3")]
+    pub center: [f64; 3],
+    /// Cloth normal.
+    #[serde(default = "default_normal", deserialize_with = "de::vec3")]
+    pub normal: [f64; 3],
+    /// Warp direction (the rest frame's first axis).
+    #[serde(default = "default_warp", deserialize_with = "de::vec3")]
+    pub warp_direction: [f64; 3],
+    /// Pinned vertices.
+    #[serde(default)]
+    pub pinned: Vec<Selector>,
+    /// Uniform initial velocity (m/s).
+    #[serde(default, deserialize_with = "de::vec3")]
+    pub initial_velocity: [f64; 3],
 }
 
 /// `{"type": "sphere"}`: a sphere collider (DESIGN §6).
@@ -1313,6 +1381,54 @@ impl Scene {
                         self.check_selector(&p(&format!("initial_velocities.{s}")), s, obj)?;
                     }
                 }
+                SceneObject::TriangleCloth(c) => {
+                    if let Err(weft_shell::ShellError::InvalidOption { name, message }) =
+                        c.material.validate()
+                    {
+                        return Err(self.invalid(p(&format!("material.{name}")), message));
+                    }
+                    for (j, &s) in c.size.iter().enumerate() {
+                        positive(&p(&format!("size[{j}]")), s, "m")?;
+                    }
+                    for (j, &n) in c.vertices.iter().enumerate() {
+                        if n < 2 {
+                            return Err(self.invalid(
+                                p(&format!("vertices[{j}]")),
+                                format!(
+                                    "expected at least 2 vertices along the {}, got {n}",
+                                    ["warp", "weft"][j]
+                                ),
+                            ));
+                        }
+                    }
+                    let others = self.objects.iter().enumerate().filter(|(k, o)| {
+                        *k != i
+                            && matches!(
+                                o,
+                                SceneObject::Yarn(_)
+                                    | SceneObject::WovenPatch(_)
+                                    | SceneObject::TriangleCloth(_)
+                            )
+                    });
+                    if let Some((k, o)) = others.min_by_key(|(k, _)| *k) {
+                        return Err(self.invalid(
+                            format!("objects[{}]", i.max(k)),
+                            format!(
+                                "a scene with one triangle_cloth and no other cloth (objects[{k}] is a {}): the triangle-mesh and yarn models do not collide with each other",
+                                o.type_name()
+                            ),
+                        ));
+                    }
+                    if self.self_collision.is_some() {
+                        return Err(self.invalid(
+                            "self_collision",
+                            "no self_collision in a scene with a triangle_cloth (yarn self-collision only)",
+                        ));
+                    }
+                    for (j, s) in c.pinned.iter().enumerate() {
+                        self.check_selector(&p(&format!("pinned[{j}]")), s, obj)?;
+                    }
+                }
                 SceneObject::WovenPatch(w) => {
                     material(&w.material)?;
                     for (j, &s) in w.size.iter().enumerate() {
@@ -1439,7 +1555,7 @@ impl Scene {
                         return Err(self.invalid(
                             p("object"),
                             format!(
-                                "handle refers to object {}, a {}; expected a yarn or woven_patch object",
+                                "handle refers to object {}, a {}; expected a yarn, woven_patch or triangle_cloth object",
                                 h.object,
                                 target.type_name()
                             ),
@@ -1585,6 +1701,7 @@ fn parse_object(i: usize, v: serde_json::Value) -> Result<SceneObject, (String, 
     Ok(match ty.as_str() {
         "yarn" => SceneObject::Yarn(sub(&here, v)?),
         "woven_patch" => SceneObject::WovenPatch(sub(&here, v)?),
+        "triangle_cloth" => SceneObject::TriangleCloth(sub(&here, v)?),
         "sphere" => SceneObject::Sphere(sub(&here, v)?),
         "plane" => SceneObject::Plane(sub(&here, v)?),
         "capsule" => SceneObject::Capsule(sub(&here, v)?),

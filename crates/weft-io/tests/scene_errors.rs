@@ -270,7 +270,7 @@ fn handle_targets() {
     check(
         &e,
         "objects[4].object",
-        "handle refers to object 2, a sphere; expected a yarn or woven_patch object",
+        "handle refers to object 2, a sphere; expected a yarn, woven_patch or triangle_cloth object",
     );
     let e = load_err(&with(example(), |v| v["objects"][4]["nodes"] = json!([])));
     check(

@@ -327,6 +327,7 @@ pub fn shell_fabric(
         objects: vec![ObjectInfo {
             kind: ObjectKind::TriangleMesh {
                 triangles: triangles.len(),
+                grid: None,
             },
             first_node: 0,
             node_count: n,
