@@ -4,7 +4,8 @@
 //!
 //! Outputs in `out`: `energy.csv` (one row per output frame), `energy.svg`
 //! (the energy curves), `final_state.json`, `preview.png` (the yarns of
-//! the state reached, front and side), per-frame geometry under `frames/`
+//! the state reached, front and side, or a `triangle_cloth` as a shaded
+//! surface), per-frame geometry under `frames/`
 //! and `run_summary.json` (steps, rejected steps by reason, iterations,
 //! wall time). They are written atomically (energy rows are
 //! appended and flushed one by one), so a failed run keeps every frame it
@@ -16,6 +17,10 @@
 //! frame starts with a freshly built preconditioner
 //! (`Simulation::forget_reused_preconditioner`), so a run resumed from a
 //! checkpoint ends bit for bit where the uninterrupted run ends.
+//!
+//! A scene whose cloth is a `triangle_cloth` of `"model": "sbd"` runs on
+//! its own engine, [`SbdStepper`] ([`Prepared::take_sbd_engine`]), and
+//! cannot be resumed.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -117,6 +122,79 @@ pub trait Stepper {
     fn name(&self) -> &'static str;
 }
 
+/// The engine of a scene whose cloth is a `triangle_cloth` of `"model":
+/// "sbd"` (`weft_io::ClothModel::Sbd`): the strain-based-dynamics cloth
+/// ([`weft_shell::Sbd`]) in fixed steps of the scene's `time_step.dt`,
+/// mirrored after every step into the implicit twin [`Simulation`] of
+/// the same mesh (positions, step-averaged velocities
+/// [`weft_shell::Sbd::step_velocities`], time), which the run's outputs
+/// read: `energy.csv`'s elastic energy is that of the StVK membrane and
+/// hinges of the scene's material at the sbd cloth's shape, its
+/// `dissipated` column 0, Newton and CG iterations 0.
+pub struct SbdStepper {
+    sim: Simulation,
+    sbd: weft_shell::Sbd,
+    dt: f64,
+}
+
+impl SbdStepper {
+    /// Copies the sbd cloth's state into the twin simulation.
+    fn mirror(&mut self, h: f64) {
+        let v = self.sbd.step_velocities();
+        for (i, (x, v)) in self.sbd.positions().iter().zip(&v).enumerate() {
+            let o = weft_core::DOFS_PER_NODE * i;
+            self.sim.q[o..o + 3].copy_from_slice(x.as_slice());
+            self.sim.v[o..o + 3].copy_from_slice(v.as_slice());
+        }
+        self.sim.t = self.sbd.time();
+        self.sim.h = h;
+    }
+}
+
+impl Stepper for SbdStepper {
+    fn sim(&self) -> &Simulation {
+        &self.sim
+    }
+    fn sim_mut(&mut self) -> &mut Simulation {
+        &mut self.sim
+    }
+    fn advance_to(
+        &mut self,
+        t_end: f64,
+        on_step: &mut dyn FnMut(&Simulation, &StepStats),
+    ) -> Result<(), SolverError> {
+        // Within a billionth of a step of `t_end` (the substeps' sums
+        // round) the frame is reached.
+        while t_end - self.sbd.time() > 1e-9 * self.dt {
+            let h = self.dt.min(t_end - self.sbd.time());
+            self.sbd.step(h);
+            let bad = self
+                .sbd
+                .positions()
+                .iter()
+                .position(|x| !x.iter().all(|c| c.is_finite()));
+            if let Some(i) = bad {
+                return Err(SolverError::Backend(format!(
+                    "the sbd cloth diverged at t = {:.6} s: vertex {i} is not finite",
+                    self.sbd.time()
+                )));
+            }
+            self.mirror(h);
+            on_step(
+                &self.sim,
+                &StepStats {
+                    h,
+                    ..Default::default()
+                },
+            );
+        }
+        Ok(())
+    }
+    fn name(&self) -> &'static str {
+        "cpu (sbd)"
+    }
+}
+
 impl Stepper for Simulation {
     fn sim(&self) -> &Simulation {
         self
@@ -169,6 +247,8 @@ pub struct Prepared {
     write_obj: bool,
     owners: Vec<(usize, std::ops::Range<usize>)>,
     start: Instant,
+    /// The sbd cloth of the scene, if it has one.
+    sbd: Option<weft_shell::Sbd>,
 }
 
 impl Prepared {
@@ -180,6 +260,24 @@ impl Prepared {
         self.simulation
             .take()
             .expect("the simulation is taken once")
+    }
+
+    /// The output folder.
+    pub fn out(&self) -> &Path {
+        &self.out
+    }
+
+    /// For a scene whose cloth is a `triangle_cloth` of `"model": "sbd"`,
+    /// its engine ([`SbdStepper`], CPU only), taking the simulation;
+    /// `None` for any other scene.
+    ///
+    /// # Panics
+    /// If the simulation was taken already.
+    pub fn take_sbd_engine(&mut self) -> Option<SbdStepper> {
+        let sbd = self.sbd.take()?;
+        let sim = self.take_simulation();
+        let dt = sim.settings.dt;
+        Some(SbdStepper { sim, sbd, dt })
     }
 }
 
@@ -218,7 +316,14 @@ pub fn prepare(scene: &Path, out: &Path, opts: &RunOptions) -> Result<Prepared, 
         None
     };
     let parsed = Scene::from_path(scene)?;
-    let built = parsed.build()?;
+    let mut built = parsed.build()?;
+    let sbd_cloth = built.sbd.take();
+    if sbd_cloth.is_some() && resumed.is_some() {
+        return Err(RunError::Invalid(format!(
+            "{}: cannot resume a scene whose triangle_cloth has \"model\": \"sbd\" (its checkpoints hold the implicit twin's state only); run it again",
+            scene.display()
+        )));
+    }
     let (duration, interval) = (built.duration, built.output.interval);
     let write_obj = !built.output.formats.is_empty();
     // (scene object, its global nodes) per fabric object, to name the nodes
@@ -235,7 +340,19 @@ pub fn prepare(scene: &Path, out: &Path, opts: &RunOptions) -> Result<Prepared, 
             ))
         })?;
     }
+    let sbd = match sbd_cloth {
+        Some(c) => {
+            let colliders = sim.assembler.contact.colliders.iter();
+            let colliders = colliders.map(|(c, _)| c.clone()).collect();
+            let cloth = weft_shell::Sbd::new(&c.mesh, &c.pinned, c.options).map_err(|e| {
+                RunError::Invalid(format!("{}: triangle_cloth: {e}", scene.display()))
+            })?;
+            Some(cloth.with_colliders(colliders))
+        }
+        None => None,
+    };
     Ok(Prepared {
+        sbd,
         simulation: Some(sim),
         scene_path: scene.to_path_buf(),
         scene_name: parsed.file_name(),
@@ -263,6 +380,9 @@ pub fn run_scene(
     progress: &mut dyn RunProgress,
 ) -> Result<RunSummary, RunError> {
     let mut p = prepare(scene, out, opts)?;
+    if let Some(mut engine) = p.take_sbd_engine() {
+        return run_prepared(p, &mut engine, progress);
+    }
     let mut sim = p.take_simulation();
     run_prepared(p, &mut sim, progress)
 }

@@ -1,4 +1,5 @@
-//! Scene files for the implicit triangle-mesh cloth (issue 22 item 3): a
+//! Scene files for the triangle-mesh cloth (issue 22 item 3), implicit
+//! and strain-based dynamics (`"model": "sbd"`, the last two tests): a
 //! `triangle_cloth` object ([`weft_io::TriangleClothObject`]) is a
 //! rectangle of StVK membrane triangles and discrete-shell hinges [SBO18
 //! §4] run by `weft run` with the same driver, colliders and outputs as
@@ -151,6 +152,116 @@ fn bad_triangle_cloths_are_refused_by_path() {
     ];
     for (edit, path, expected) in cases {
         let mut v = scene(5, 0.1);
+        edit(&mut v);
+        let err = load(&v).expect_err(path);
+        println!("{err}");
+        assert!(
+            err.contains(path) && err.contains(expected),
+            "expected '{expected}' at {path}: {err}"
+        );
+    }
+}
+
+/// The shipped `data/scenes/sbd_cloth_on_sphere.json`: the same square as
+/// strain-based dynamics (`"model": "sbd"`, 5 substeps of one sweep,
+/// velocity damping 2/s) for 2 s, through the library's `weft run`.
+/// Measured (2026-11-29): the centre vertex at y = 100.98 mm on the pole,
+/// the corners at -83 to -93 mm, every vertex 1 mm (the collision
+/// thickness) or more from the sphere's centre beyond its radius, kinetic
+/// energy 1.2e-5 J; 0.8 s wall (release).
+#[test]
+fn an_sbd_cloth_scene_runs_through_weft_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = weft::run::run_scene(
+        &common::scene_path("sbd_cloth_on_sphere.json"),
+        dir.path(),
+        &weft::run::RunOptions::default(),
+        &mut (),
+    )
+    .unwrap();
+    assert!(summary.completed);
+    assert_eq!(summary.backend, "cpu (sbd)");
+    assert_eq!(summary.steps, 400);
+    let rows = weft_io::read_energy_csv(dir.path().join("energy.csv")).unwrap();
+    assert_eq!(rows.len(), 41);
+    assert!(
+        (rows[40].t - 2.0).abs() < 1e-9,
+        "last row at {}",
+        rows[40].t
+    );
+    // The twin's StVK energy of the sbd cloth's shape: stretched a little.
+    assert!(rows[40].elastic > 0.0 && rows[40].newton_iters == 0);
+    let frame = std::fs::read_to_string(weft_io::frame_path(dir.path(), 40, "obj")).unwrap();
+    assert_eq!(frame.lines().filter(|l| l.starts_with("f ")).count(), 800);
+    assert!(dir.path().join("preview.png").is_file());
+
+    let state = weft_io::read_final_state(dir.path().join("final_state.json")).unwrap();
+    let x: Vec<nalgebra::Vector3<f64>> = state.x.iter().map(|p| (*p).into()).collect();
+    let n = 21;
+    let centre = x[(n / 2) * n + n / 2];
+    assert!((centre.y - 0.101).abs() < 1e-3, "centre at {centre:?}");
+    for i in [0, n - 1, n * n - 1, n * (n - 1)] {
+        assert!(x[i].y < 0.0, "corner {i} stays up at {:?}", x[i]);
+    }
+    let nearest = x.iter().map(|p| p.norm()).fold(f64::INFINITY, f64::min);
+    assert!(
+        nearest > 0.101 - 1e-6,
+        "a vertex {nearest} m from the centre"
+    );
+    let mass = 0.15 * 0.16;
+    let drop = 0.13 - x.iter().map(|p| p.y).sum::<f64>() / x.len() as f64;
+    assert!(
+        rows[40].kinetic < 0.01 * mass * 9.81 * drop,
+        "still moving: {} J",
+        rows[40].kinetic
+    );
+
+    // It cannot be resumed (its checkpoints hold the twin's state only).
+    let resumed = weft::run::prepare(
+        &common::scene_path("sbd_cloth_on_sphere.json"),
+        dir.path(),
+        &weft::run::RunOptions {
+            resume: true,
+            ..Default::default()
+        },
+    );
+    assert!(resumed.is_err());
+}
+
+#[test]
+fn bad_sbd_cloths_are_refused_by_path() {
+    let cases: Vec<(Edit, &str, &str)> = vec![
+        (
+            Box::new(|v| v["objects"][0]["model"] = json!("shell")),
+            "objects[0].sbd",
+            "no `sbd` options",
+        ),
+        (
+            Box::new(|v| v["objects"][0]["sbd"]["substeps"] = json!(0)),
+            "objects[0].sbd.substeps",
+            "",
+        ),
+        (
+            Box::new(|v| v["objects"][0]["initial_velocity"] = json!([0, 1, 0])),
+            "objects[0].initial_velocity",
+            "starts at rest",
+        ),
+        (
+            Box::new(|v| {
+                v["objects"].as_array_mut().unwrap().push(json!({
+                    "type": "handle", "object": 0, "nodes": ["corner:0"],
+                    "keyframes": [[0, [0, 0, 0]], [1, [0, 0.1, 0]]]
+                }));
+            }),
+            "objects[2].object",
+            "pin its vertices instead",
+        ),
+    ];
+    let path = common::scene_path("sbd_cloth_on_sphere.json");
+    let shipped: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(shipped["objects"][0]["model"], "sbd");
+    for (edit, path, expected) in cases {
+        let mut v = shipped.clone();
         edit(&mut v);
         let err = load(&v).expect_err(path);
         println!("{err}");

@@ -108,12 +108,32 @@ pub fn run_scene(
     opts: &RunOptions,
 ) -> Result<RunSummary> {
     let mut prepared = prepare(scene, out, opts)?;
+    if let Some(mut engine) = prepared.take_sbd_engine() {
+        if matches!(backend, BackendChoice::Cuda) {
+            anyhow::bail!(
+                "{}: --backend cuda: a triangle_cloth of \"model\": \"sbd\" runs on the CPU only (use --backend cpu or auto)",
+                scene.display()
+            );
+        }
+        return run_with(prepared, &mut engine, quiet);
+    }
     let sim = prepared.take_simulation();
     let selected = select(backend, &sim, "weft run")?;
     if !quiet || matches!(selected, crate::backend::Selected::Cpu { reason: Some(_) }) {
         eprintln!("weft run: {}", selected.describe());
     }
     let mut engine = Engine::new(&selected, sim)?;
+    run_with(prepared, &mut engine, quiet)
+}
+
+/// Runs `prepared` on `engine` with a progress bar (none when `quiet`)
+/// and prints the one-line summary.
+fn run_with(
+    prepared: weft::run::Prepared,
+    engine: &mut dyn Stepper,
+    quiet: bool,
+) -> Result<RunSummary> {
+    let out = prepared.out().to_path_buf();
     let bar = if quiet {
         ProgressBar::hidden()
     } else {
@@ -132,7 +152,7 @@ pub fn run_scene(
         assembly_s: 0.0,
         solve_s: 0.0,
     };
-    let summary = run_prepared(prepared, &mut engine, &mut progress)?;
+    let summary = run_prepared(prepared, engine, &mut progress)?;
     let steps = summary.steps.max(1) as f64;
     let Bar {
         assemblies,

@@ -196,6 +196,24 @@ pub struct BuiltScene {
     pub scene_object: Vec<usize>,
     /// The scene file.
     pub source: PathBuf,
+    /// The `triangle_cloth` of `"model": "sbd"`, if the scene has one:
+    /// `fabric` is then its implicit twin (same vertices, triangles and
+    /// mass), which stores the state and measures the energies of
+    /// `energy.csv`, while [`SbdCloth`] steps it.
+    pub sbd: Option<SbdCloth>,
+}
+
+/// A `triangle_cloth` of `"model": "sbd"`: what `weft_shell::Sbd::new`
+/// takes. Its colliders are the scene's.
+#[derive(Clone, Debug)]
+pub struct SbdCloth {
+    /// The rectangle's mesh.
+    pub mesh: weft_shell::ClothMesh,
+    /// Pinned vertices.
+    pub pinned: Vec<usize>,
+    /// The options, with the scene's gravity and the material's areal
+    /// density.
+    pub options: weft_shell::SbdOptions,
 }
 
 impl BuiltScene {
@@ -378,7 +396,9 @@ fn remap(err: ModelError, scene_of: &[usize]) -> (ModelError, String) {
 /// `(field, message)`: a `normal` or `warp_direction` that spans no plane
 /// (`.warp_direction`), a selector that picks no vertex (`.pinned[j]`), or
 /// a mesh the cloth refuses (`""`).
-fn triangle_cloth(c: &crate::scene::TriangleClothObject) -> Result<Fabric, (String, String)> {
+fn triangle_cloth(
+    c: &crate::scene::TriangleClothObject,
+) -> Result<(Fabric, weft_shell::ClothMesh), (String, String)> {
     use nalgebra::Vector3;
     let normal = Vector3::from(c.normal);
     let warp = Vector3::from(c.warp_direction);
@@ -415,7 +435,7 @@ fn triangle_cloth(c: &crate::scene::TriangleClothObject) -> Result<Fabric, (Stri
     for v in &mut fabric.initial.x_dot {
         *v = c.initial_velocity.into();
     }
-    Ok(fabric)
+    Ok((fabric, mesh))
 }
 
 fn index_of(sel: NodeSelector) -> usize {
@@ -629,14 +649,30 @@ impl Scene {
                 fabric_object[i] = Some(fi);
             }
         }
+        let mut sbd = None;
         let mut fabric = match self.objects.iter().enumerate().find_map(|(i, o)| match o {
             SceneObject::TriangleCloth(c) => Some((i, c)),
             _ => None,
         }) {
             // Validated: the scene's only cloth.
-            Some((i, cloth)) => triangle_cloth(cloth).map_err(|(field, message)| {
-                self.invalid(format!("objects[{i}]{field}"), message)
-            })?,
+            Some((i, cloth)) => {
+                let (fabric, mesh) = triangle_cloth(cloth).map_err(|(field, message)| {
+                    self.invalid(format!("objects[{i}]{field}"), message)
+                })?;
+                if cloth.model == crate::scene::ClothModel::Sbd {
+                    let mut options = cloth.sbd.clone().unwrap_or_default();
+                    options.gravity = self.gravity;
+                    options.areal_density = cloth.material.areal_density;
+                    sbd = Some(SbdCloth {
+                        mesh,
+                        pinned: (0..fabric.node_count())
+                            .filter(|&n| !fabric.free[n][0])
+                            .collect(),
+                        options,
+                    });
+                }
+                fabric
+            }
             None => builder.build().map_err(|e| model(e, &scene_object))?,
         };
 
@@ -735,6 +771,7 @@ impl Scene {
             fabric_object,
             scene_object,
             source: self.source.clone(),
+            sbd,
         })
     }
 }

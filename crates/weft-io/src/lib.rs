@@ -60,7 +60,8 @@ pub mod scene;
 mod simulate;
 
 pub use build::{
-    BuiltScene, ColliderShape, ColliderSpec, HandleSpec, TimeStepSettings, interpolate_keyframes,
+    BuiltScene, ColliderShape, ColliderSpec, HandleSpec, SbdCloth, TimeStepSettings,
+    interpolate_keyframes,
 };
 pub use curves::{Curve, CurveError, YarnCurves, catmull_rom, fabric_normals};
 pub use de::{ColliderKeyframe, Selector, SelectorMap};
@@ -77,9 +78,9 @@ pub use output::{
 };
 pub use preview::{Preview, View, write_preview};
 pub use scene::{
-    CapsuleObject, DampingSpec, FabricSpec, FrictionSpec, HandleObject, Integrator, MaterialSpec,
-    MeshObject, ModeSpec, OBJECT_TYPES, Output, OutputFormat, PlaneObject, PreconditionerChoice,
-    Scene, SceneObject, SelfCollisionSpec, SphereObject, TimeStep, TriangleClothObject, WeaveSpec,
-    WovenPatchObject, YarnObject,
+    CapsuleObject, ClothModel, DampingSpec, FabricSpec, FrictionSpec, HandleObject, Integrator,
+    MaterialSpec, MeshObject, ModeSpec, OBJECT_TYPES, Output, OutputFormat, PlaneObject,
+    PreconditionerChoice, Scene, SceneObject, SelfCollisionSpec, SphereObject, TimeStep,
+    TriangleClothObject, WeaveSpec, WovenPatchObject, YarnObject,
 };
 pub use simulate::collider;

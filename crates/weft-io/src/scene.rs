@@ -831,6 +831,8 @@ pub struct WovenPatchObject {
 /// | `warp_direction` | direction, not parallel to `normal`; the membrane's first axis | `[1, 0, 0]` |
 /// | `pinned` | node selectors | `[]` |
 /// | `initial_velocity` | `[vx, vy, vz]` m/s for every vertex | `[0, 0, 0]` |
+/// | `model` | `"shell"` (implicit) or `"sbd"` ([`ClothModel`]) | `"shell"` |
+/// | `sbd` | `weft_shell::SbdOptions` (`substeps`, `iterations`, constraint stiffnesses, `bending`, `velocity_damping` 1/s, `collision_thickness` m, `friction`, ...), with `"model": "sbd"` only | its defaults |
 ///
 /// Vertex `(i, j)`, `i` along the warp direction, is node `j
 /// vertices[0] + i`. `corner:K` counts counter-clockwise about the normal
@@ -866,6 +868,35 @@ pub struct TriangleClothObject {
     /// Uniform initial velocity (m/s).
     #[serde(default, deserialize_with = "de::vec3")]
     pub initial_velocity: [f64; 3],
+    /// The cloth model (default implicit).
+    #[serde(default)]
+    pub model: ClothModel,
+    /// Options of the `sbd` model (its defaults when absent; only with
+    /// `"model": "sbd"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sbd: Option<weft_shell::SbdOptions>,
+}
+
+/// The model of a `triangle_cloth` (`model`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClothModel {
+    /// `"shell"`: implicit StVK membrane and discrete-shell hinges on the
+    /// backward-Euler / Newton / PCG driver \[SBO18 §4\].
+    #[default]
+    Shell,
+    /// `"sbd"`: strain-based dynamics with LOD bending springs \[SBD14,
+    /// Kim23\] (`weft_shell::Sbd`), a position-based integrator of fixed
+    /// steps `time_step.dt` (`adaptive`, `dt_min`, `dt_max` and
+    /// `integrator` do not apply). Its stretch, shear and bending come from
+    /// the `sbd` options' constraint stiffnesses, not from the material,
+    /// of which it takes `areal_density` only; its gravity is the scene's
+    /// (the options' `gravity` and `areal_density` are replaced), and the
+    /// colliders' `friction` applies, their `stiffness` and `margin` not
+    /// (contacts are projections at the options' `collision_thickness`).
+    /// It starts at rest (no `initial_velocity`), no handle may move it,
+    /// and `weft run --resume` refuses it.
+    Sbd,
 }
 
 /// `{"type": "sphere"}`: a sphere collider (DESIGN §6).
@@ -1427,6 +1458,41 @@ impl Scene {
                     }
                     for (j, s) in c.pinned.iter().enumerate() {
                         self.check_selector(&p(&format!("pinned[{j}]")), s, obj)?;
+                    }
+                    match (c.model, &c.sbd) {
+                        (ClothModel::Shell, Some(_)) => {
+                            return Err(self.invalid(
+                                p("sbd"),
+                                "no `sbd` options on a triangle_cloth of \"model\": \"shell\" (add \"model\": \"sbd\", or remove them)",
+                            ));
+                        }
+                        (ClothModel::Sbd, options) => {
+                            let options = options.clone().unwrap_or_default();
+                            if let Err(weft_shell::ShellError::InvalidOption { name, message }) =
+                                options.validate()
+                            {
+                                return Err(self.invalid(p(&format!("sbd.{name}")), message));
+                            }
+                            if c.initial_velocity != [0.0; 3] {
+                                return Err(self.invalid(
+                                    p("initial_velocity"),
+                                    "no initial velocity on a triangle_cloth of \"model\": \"sbd\" (it starts at rest)",
+                                ));
+                            }
+                            let moved = self
+                                .objects
+                                .iter()
+                                .position(|o| matches!(o, SceneObject::Handle(h) if h.object == i));
+                            if let Some(k) = moved {
+                                return Err(self.invalid(
+                                    format!("objects[{k}].object"),
+                                    format!(
+                                        "a handle of a yarn, woven_patch or implicit triangle_cloth; objects[{i}] is a triangle_cloth of \"model\": \"sbd\" (pin its vertices instead)"
+                                    ),
+                                ));
+                            }
+                        }
+                        (ClothModel::Shell, None) => {}
                     }
                 }
                 SceneObject::WovenPatch(w) => {
