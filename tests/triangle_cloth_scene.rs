@@ -110,6 +110,21 @@ fn triangle_cloth_selectors_pin_and_frames_write_faces() {
 /// An edit of the scene's JSON.
 type Edit = Box<dyn Fn(&mut Value)>;
 
+/// Asserts that `base` with each case's edit fails to load with an error
+/// naming the case's JSON path and containing its expected text.
+fn assert_refused(base: &Value, cases: Vec<(Edit, &str, &str)>) {
+    for (edit, path, expected) in cases {
+        let mut v = base.clone();
+        edit(&mut v);
+        let err = load(&v).expect_err(path);
+        println!("{err}");
+        assert!(
+            err.contains(path) && err.contains(expected),
+            "expected '{expected}' at {path}: {err}"
+        );
+    }
+}
+
 #[test]
 fn bad_triangle_cloths_are_refused_by_path() {
     let cases: Vec<(Edit, &str, &str)> = vec![
@@ -150,16 +165,7 @@ fn bad_triangle_cloths_are_refused_by_path() {
             "no other cloth (objects[2] is a yarn)",
         ),
     ];
-    for (edit, path, expected) in cases {
-        let mut v = scene(5, 0.1);
-        edit(&mut v);
-        let err = load(&v).expect_err(path);
-        println!("{err}");
-        assert!(
-            err.contains(path) && err.contains(expected),
-            "expected '{expected}' at {path}: {err}"
-        );
-    }
+    assert_refused(&scene(5, 0.1), cases);
 }
 
 /// The shipped `data/scenes/sbd_cloth_on_sphere.json`: the same square as
@@ -260,14 +266,5 @@ fn bad_sbd_cloths_are_refused_by_path() {
     let path = common::scene_path("sbd_cloth_on_sphere.json");
     let shipped: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     assert_eq!(shipped["objects"][0]["model"], "sbd");
-    for (edit, path, expected) in cases {
-        let mut v = shipped.clone();
-        edit(&mut v);
-        let err = load(&v).expect_err(path);
-        println!("{err}");
-        assert!(
-            err.contains(path) && err.contains(expected),
-            "expected '{expected}' at {path}: {err}"
-        );
-    }
+    assert_refused(&shipped, cases);
 }
