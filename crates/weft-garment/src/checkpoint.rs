@@ -9,7 +9,10 @@
 //! levels already finished, what sewing measured, and the frame counters.
 //! Everything else of a level (the weave, seam ties, colliders,
 //! attachments) is rebuilt from the pattern and the options, which must be
-//! the same (their digests are checked). Every relaxation check starts
+//! the same (their digests are checked). A checkpoint taken while an
+//! animated body plays ([`crate::Body::Animation`]) also holds the
+//! animation's measures so far ([`AnimationCheckpoint`]); the moving body
+//! is rebuilt from its frames, posed by the simulated time. Every relaxation check starts
 //! with a freshly built preconditioner, so a resumed drape equals the
 //! uninterrupted one bit for bit.
 
@@ -83,6 +86,38 @@ pub struct DrapeCheckpoint {
     pub next_frame: f64,
     /// See [`DrapeCheckpoint::frames`].
     pub last_frame: f64,
+    /// Taken while an animated body plays (on the final level, after its
+    /// drape): the animation's measures so far. Its phase start
+    /// ([`DrapeCheckpoint::phase_t0`]) is when frame 0 was shown. Absent
+    /// from checkpoints of the other phases and from those written before
+    /// it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub animation: Option<AnimationCheckpoint>,
+}
+
+/// The animation phase's measures so far, in a [`DrapeCheckpoint`] taken
+/// while an animated body plays; a resumed drape continues them, so its
+/// [`crate::AnimationReport`] equals the uninterrupted one's (but the wall time).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnimationCheckpoint {
+    /// When frame 0 was shown, on the frames' clock (s;
+    /// [`crate::AnimationReport::start_time_s`]).
+    pub start_time_s: f64,
+    /// Simulated time the final level draped before the animation (s).
+    pub draping_time_s: f64,
+    /// Accepted steps of the level before the animation.
+    pub steps_before: usize,
+    /// The garment's centroid when frame 0 was shown (m, `[x, y, z]`).
+    pub centroid_start_m: [f64; 3],
+    /// Deepest node inside the moving body so far (m).
+    pub max_penetration_m: f64,
+    /// Deepest yarn-segment point inside the moving body so far (m).
+    pub max_segment_penetration_m: f64,
+    /// `[t, E]` after every accepted step so far (s of simulated time, J).
+    pub kinetic_energy_j: Vec<[f64; 2]>,
+    /// Wall-clock time of the animation so far (s).
+    pub wall_s: f64,
 }
 
 impl weft_io::checkpoint::Checkpoint for DrapeCheckpoint {

@@ -1,7 +1,7 @@
 //! The multilevel drape: weave → place → sew → drape at the coarsest level,
 //! then refine → relax level by level, then the outputs.
 
-use crate::checkpoint::{DRAPE_CHECKPOINT_VERSION, DrapeCheckpoint};
+use crate::checkpoint::{AnimationCheckpoint, DRAPE_CHECKPOINT_VERSION, DrapeCheckpoint};
 use crate::error::GarmentError;
 use crate::layers::{LAYER_EXCLUSION_SPACINGS, LayerCrossing, layer_crossings};
 use crate::options::{Body, DEFAULT_ATTACH_LABELS, DrapeOptions, level_spacings};
@@ -707,6 +707,11 @@ struct Run<'a> {
 /// phase's start)`.
 type OnCheck<'f, 'a> = dyn FnMut(&Run<'a>, &LevelSim, f64, f64) -> Result<(), GarmentError> + 'f;
 
+/// The hook [`Run::animate`] calls after a relaxation check: [`OnCheck`]'s
+/// arguments and the animation's measures so far.
+type OnAnimationCheck<'f, 'a> =
+    dyn FnMut(&Run<'a>, &LevelSim, f64, f64, AnimationCheckpoint) -> Result<(), GarmentError> + 'f;
+
 /// What the drape has measured so far (for checkpoints).
 #[derive(Default)]
 struct Done {
@@ -1059,14 +1064,17 @@ impl<'a> Run<'a> {
         Ok((dt, converged))
     }
 
-    /// Plays `animation` on the final level from the current time: the body
-    /// collider `still` (its rest pose) is replaced by the animated body
-    /// with the same contact parameters, the garment runs for the
-    /// animation's duration plus [`DrapeOptions::animation_settle_s`]
-    /// (frames written as in the other phases; no checkpoints, so a resumed
-    /// drape replays the animation from the start), and the penetration is
-    /// checked against the moving body every `relax.check_interval`.
-    /// Returns the report and the collider in its last pose.
+    /// Plays `animation` on the final level from the current time (or,
+    /// with `resume = (t0, measures)`, from a checkpoint taken while it
+    /// played, frame 0 shown at simulated time `t0`): the body collider
+    /// `still` (its rest pose) is replaced by the animated body with the
+    /// same contact parameters, the garment runs for the animation's
+    /// duration plus [`DrapeOptions::animation_settle_s`] (frames written
+    /// as in the other phases), and the penetration is checked against the
+    /// moving body every `relax.check_interval`, after which `on_check` gets
+    /// the measures so far (checkpoints). `draping_time_s` is the level's
+    /// draping time before it (s, kept in checkpoints). Returns the report
+    /// and the collider in its last pose.
     #[allow(clippy::too_many_arguments)]
     fn animate(
         &mut self,
@@ -1078,6 +1086,9 @@ impl<'a> Run<'a> {
         spacing: f64,
         body: &TriMesh,
         t_global: &mut f64,
+        draping_time_s: f64,
+        resume: Option<(f64, &AnimationCheckpoint)>,
+        on_check: &mut OnAnimationCheck<'_, 'a>,
         progress: &mut dyn Progress,
     ) -> Result<(AnimationReport, Collider), GarmentError> {
         let (frames, fps) = (animation.frame_count(), animation.fps());
@@ -1088,8 +1099,10 @@ impl<'a> Run<'a> {
             let (last, _) = animation.state_at(f64::INFINITY);
             mean(&last) - mean(&first)
         };
+        let shown_at = resume.map_or(ls.sim.t, |(t0, _)| t0);
+        let resumed = resume.map(|(_, a)| a);
         let mut moving = Collider::animated(
-            std::sync::Arc::new(animation.starting_at(ls.sim.t)),
+            std::sync::Arc::new(animation.starting_at(shown_at)),
             still.stiffness,
             still.friction,
         )
@@ -1099,20 +1112,24 @@ impl<'a> Run<'a> {
         })?;
         moving.friction_speed = still.friction_speed;
         ls.sim.assembler.contact.colliders = vec![(moving, margin)];
-        let start_time_s = *t_global;
-        let (wall, steps0) = (Instant::now(), ls.steps);
+        let start_time_s = resumed.map_or(*t_global, |a| a.start_time_s);
+        let wall = Instant::now();
+        let earlier_wall = resumed.map_or(0.0, |a| a.wall_s);
+        let steps0 = resumed.map_or(ls.steps, |a| a.steps_before);
         let centroid = |ls: &LevelSim| {
             let x = positions(&ls.sim.q);
             x.iter().sum::<Vector3<f64>>() / x.len().max(1) as f64
         };
-        let c0 = centroid(ls);
-        let mut worst = [0.0f64; 2];
-        let mut check = |ls: &LevelSim| {
+        let c0 = resumed.map_or_else(|| centroid(ls), |a| a.centroid_start_m.into());
+        let mut worst = resumed.map_or([0.0f64; 2], |a| {
+            [a.max_penetration_m, a.max_segment_penetration_m]
+        });
+        let check = |ls: &LevelSim, worst: &mut [f64; 2]| {
             let x = positions(&ls.sim.q);
             let (n, sg) = penetrations(ls.woven(), &x, &ls.sim.assembler.contact.colliders[0].0);
-            worst = [worst[0].max(n), worst[1].max(sg)];
+            *worst = [worst[0].max(n), worst[1].max(sg)];
         };
-        ls.kinetic_trace = Some(Vec::new());
+        ls.kinetic_trace = Some(resumed.map_or_else(Vec::new, |a| a.kinetic_energy_j.clone()));
         let (played, _) = self.run_phase(
             ls,
             Phase::Animating,
@@ -1122,14 +1139,24 @@ impl<'a> Run<'a> {
             false,
             body,
             t_global,
-            None,
-            &mut |_, ls, _, _| {
-                check(ls);
-                Ok(())
+            resume.map(|(t0, _)| t0),
+            &mut |run, ls, t0, tg| {
+                check(ls, &mut worst);
+                let measures = AnimationCheckpoint {
+                    start_time_s,
+                    draping_time_s,
+                    steps_before: steps0,
+                    centroid_start_m: c0.into(),
+                    max_penetration_m: worst[0],
+                    max_segment_penetration_m: worst[1],
+                    kinetic_energy_j: ls.kinetic_trace.clone().unwrap_or_default(),
+                    wall_s: earlier_wall + wall.elapsed().as_secs_f64(),
+                };
+                on_check(run, ls, t0, tg, measures)
             },
             progress,
         )?;
-        check(ls);
+        check(ls, &mut worst);
         let t0 = ls.sim.t - played;
         let kinetic_energy_j = ls
             .kinetic_trace
@@ -1144,7 +1171,7 @@ impl<'a> Run<'a> {
             start_time_s,
             played_s: played,
             steps: ls.steps - steps0,
-            wall_time_s: wall.elapsed().as_secs_f64(),
+            wall_time_s: earlier_wall + wall.elapsed().as_secs_f64(),
             max_penetration_m: worst[0],
             max_segment_penetration_m: worst[1],
             centroid_shift_m: (centroid(ls) - c0).into(),
@@ -1319,7 +1346,8 @@ impl<'a> Run<'a> {
                                 t0: f64,
                                 tg: f64,
                                 sewing: bool,
-                                done: &Done|
+                                done: &Done,
+                                animation: Option<AnimationCheckpoint>|
              -> Result<(), GarmentError> {
                 let (Some(out), Some(every)) = (&run.out, run.opts.checkpoint_every_s) else {
                     return Ok(());
@@ -1356,6 +1384,7 @@ impl<'a> Run<'a> {
                     frames: run.frames,
                     next_frame: run.next_frame,
                     last_frame: run.last_frame,
+                    animation,
                 };
                 weft_io::checkpoint::write_checkpoint(out, &cp)?;
                 last_checkpoint = Instant::now();
@@ -1466,7 +1495,7 @@ impl<'a> Run<'a> {
                         &body,
                         &mut t_global,
                         here.as_ref().map(|cp| cp.phase_t0),
-                        &mut |run, ls, t0, tg| on_check(run, ls, t0, tg, true, &done),
+                        &mut |run, ls, t0, tg| on_check(run, ls, t0, tg, true, &done, None),
                         progress,
                     )?;
                     done.sewing_time = dt;
@@ -1487,8 +1516,8 @@ impl<'a> Run<'a> {
             } else {
                 0.5 * opts.relax.max_time
             };
-            // Resuming while draping: that phase's start time.
-            let drape_t0 = match &here {
+            // Resuming while draping or animating: that phase's start time.
+            let phase_t0 = match &here {
                 Some(cp) if !cp.sewing => {
                     if level > 0 {
                         self.restore(&mut ls, cp, &mut t_global)?;
@@ -1497,19 +1526,26 @@ impl<'a> Run<'a> {
                 }
                 _ => None,
             };
-            let (draping_time, mut is_static) = self.run_phase(
-                &mut ls,
-                Phase::Draping,
-                level,
-                s,
-                max_time,
-                true,
-                &body,
-                &mut t_global,
-                drape_t0,
-                &mut |run, ls, t0, tg| on_check(run, ls, t0, tg, false, &done),
-                progress,
-            )?;
+            // Resuming while the animation played: the drape before it is done.
+            let animating = here
+                .as_ref()
+                .and_then(|cp| cp.animation.as_ref().map(|a| (cp.phase_t0, a)));
+            let (draping_time, mut is_static) = match animating {
+                Some((_, a)) => (a.draping_time_s, false),
+                None => self.run_phase(
+                    &mut ls,
+                    Phase::Draping,
+                    level,
+                    s,
+                    max_time,
+                    true,
+                    &body,
+                    &mut t_global,
+                    phase_t0,
+                    &mut |run, ls, t0, tg| on_check(run, ls, t0, tg, false, &done, None),
+                    progress,
+                )?,
+            };
             // The final level plays an animated body's frames; the level's
             // report then measures against its last pose.
             let mut collider = collider;
@@ -1525,6 +1561,9 @@ impl<'a> Run<'a> {
                     s,
                     &body,
                     &mut t_global,
+                    draping_time,
+                    animating,
+                    &mut |run, ls, t0, tg, a| on_check(run, ls, t0, tg, false, &done, Some(a)),
                     progress,
                 )?;
                 is_static = ls.is_static(&opts.relax);

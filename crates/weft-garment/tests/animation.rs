@@ -18,6 +18,10 @@
 //! - No node is inside the moving body at any check (every 50 ms of
 //!   simulated time and at the end) by more than the yarn radius; it did
 //!   not slide off; no yarn passes through the shirt's own fabric.
+//! - Checkpoints are written while the body moves: the drape resumed from
+//!   the last one (50 ms before the end) ends bit for bit where the
+//!   uninterrupted drape did, with the same animation report but the wall
+//!   time.
 //!
 //! Skipped with a visible message when `../shared/data` is absent.
 //!
@@ -25,7 +29,7 @@
 //! [`damping_levels_on_the_walking_mannequin_order_the_swing`].
 
 use std::path::Path;
-use weft_garment::{Body, DrapeOptions, RelaxOptions, drape_to_dir};
+use weft_garment::{AnimationReport, Body, DrapeOptions, RelaxOptions, drape_to_dir};
 use weft_io::mannequin::{Motion, write_animation};
 
 /// The CLI pattern test's coarse drape (60 mm, one level, 0.4 s sewing, up
@@ -70,6 +74,7 @@ fn a_shirt_follows_the_mannequin_raising_its_arms() {
     );
     let opts = DrapeOptions {
         formats: vec!["obj".into()],
+        checkpoint_every_s: Some(0.0),
         ..coarse_on(frames, 0.1)
     };
     let out = dir.path().join("out");
@@ -119,6 +124,35 @@ fn a_shirt_follows_the_mannequin_raising_its_arms() {
         top_of_arms > 1.2,
         "hands at {top_of_arms} m: not the raised pose"
     );
+
+    // The last checkpoint was taken while the body moved; resumed from it,
+    // the drape ends where it did.
+    let cut = dir.path().join("cut");
+    std::fs::create_dir(&cut).unwrap();
+    std::fs::copy(out.join("checkpoint.json"), cut.join("checkpoint.json")).unwrap();
+    let cp: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cut.join("checkpoint.json")).unwrap()).unwrap();
+    let t_cut = cp["sim"]["t"].as_f64().unwrap() - cp["phase_t0"].as_f64().unwrap();
+    assert!(
+        cp["animation"].is_object() && t_cut > 0.5 && t_cut < a.played_s,
+        "the last checkpoint is not of the animation: {t_cut} s into it"
+    );
+    let resumed = DrapeOptions {
+        resume: true,
+        ..opts.clone()
+    };
+    let r = drape_to_dir(&pattern, &resumed, &cut, &mut ()).unwrap();
+    let read = |d: &Path| std::fs::read(d.join("final_state.json")).unwrap();
+    assert!(read(&out) == read(&cut), "the resumed drape ends elsewhere");
+    let b = r.summary.animation.as_ref().unwrap();
+    assert_eq!(
+        AnimationReport {
+            wall_time_s: a.wall_time_s,
+            ..b.clone()
+        },
+        *a
+    );
+    assert_eq!(r.summary.steps, s.steps);
 }
 
 /// [SBO17 Fig. 5] in small: the shipped A-line skirt at 60 mm on the
