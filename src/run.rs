@@ -39,6 +39,9 @@ pub struct RunOptions {
     /// Write a checkpoint (`out/checkpoint.json`, the one before kept as
     /// `checkpoint.prev.json`) at the first output frame after every this
     /// many seconds of wall time (0: every frame). Default `None`: none.
+    /// A scene whose `triangle_cloth` has `"model": "sbd"` writes none
+    /// (it cannot be resumed: a checkpoint holds the implicit twin's
+    /// state only).
     pub checkpoint_every_s: Option<f64>,
     /// Resume from `out/checkpoint.json` (a checkpoint of the same scene
     /// file: its digest is checked); outputs continue after its frame.
@@ -120,6 +123,12 @@ pub trait Stepper {
     ) -> Result<(), SolverError>;
     /// The engine's name (`"cpu"`, `"cuda"`).
     fn name(&self) -> &'static str;
+    /// Whether the host simulation's checkpoint holds the engine's whole
+    /// state, so that a run can resume from it (default true;
+    /// [`SbdStepper`]'s does not, and it writes none).
+    fn resumable(&self) -> bool {
+        true
+    }
 }
 
 /// The engine of a scene whose cloth is a `triangle_cloth` of `"model":
@@ -192,6 +201,9 @@ impl Stepper for SbdStepper {
     }
     fn name(&self) -> &'static str {
         "cpu (sbd)"
+    }
+    fn resumable(&self) -> bool {
+        false
     }
 }
 
@@ -297,6 +309,15 @@ pub fn prepare(scene: &Path, out: &Path, opts: &RunOptions) -> Result<Prepared, 
             "checkpoint_every_s: expected a finite number of seconds >= 0, got {e}"
         )));
     }
+    let parsed = Scene::from_path(scene)?;
+    let mut built = parsed.build()?;
+    let sbd_cloth = built.sbd.take();
+    if sbd_cloth.is_some() && opts.resume {
+        return Err(RunError::Invalid(format!(
+            "{}: cannot resume a scene whose triangle_cloth has \"model\": \"sbd\" (its checkpoints hold the implicit twin's state only); run it again",
+            scene.display()
+        )));
+    }
     let digest = weft_io::checkpoint::file_digest(scene)?;
     let resumed = if opts.resume {
         let cp: RunCheckpoint = weft_io::checkpoint::read_checkpoint(out)?;
@@ -315,15 +336,6 @@ pub fn prepare(scene: &Path, out: &Path, opts: &RunOptions) -> Result<Prepared, 
     } else {
         None
     };
-    let parsed = Scene::from_path(scene)?;
-    let mut built = parsed.build()?;
-    let sbd_cloth = built.sbd.take();
-    if sbd_cloth.is_some() && resumed.is_some() {
-        return Err(RunError::Invalid(format!(
-            "{}: cannot resume a scene whose triangle_cloth has \"model\": \"sbd\" (its checkpoints hold the implicit twin's state only); run it again",
-            scene.display()
-        )));
-    }
     let (duration, interval) = (built.duration, built.output.interval);
     let write_obj = !built.output.formats.is_empty();
     // (scene object, its global nodes) per fabric object, to name the nodes
@@ -566,6 +578,7 @@ pub fn run_prepared(
         summary.frames += 1;
         progress.frame();
         if let Some(every) = p.opts.checkpoint_every_s
+            && engine.resumable()
             && k < frames
             && last_checkpoint.elapsed().as_secs_f64() >= every
         {

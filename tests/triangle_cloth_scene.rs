@@ -222,16 +222,28 @@ fn an_sbd_cloth_scene_runs_through_weft_run() {
         rows[40].kinetic
     );
 
-    // It cannot be resumed (its checkpoints hold the twin's state only).
-    let resumed = weft::run::prepare(
-        &common::scene_path("sbd_cloth_on_sphere.json"),
-        dir.path(),
-        &weft::run::RunOptions {
-            resume: true,
-            ..Default::default()
-        },
+    // It cannot be resumed, so it writes no checkpoints either.
+    let resume = weft::run::RunOptions {
+        resume: true,
+        ..Default::default()
+    };
+    let scene = common::scene_path("sbd_cloth_on_sphere.json");
+    let err = weft::run::prepare(&scene, dir.path(), &resume)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        err.contains("cannot resume") && err.contains("sbd_cloth_on_sphere.json"),
+        "{err}"
     );
-    assert!(resumed.is_err());
+    let every_frame = weft::run::RunOptions {
+        checkpoint_every_s: Some(0.0),
+        ..Default::default()
+    };
+    let again = tempfile::tempdir().unwrap();
+    weft::run::run_scene(&scene, again.path(), &every_frame, &mut ()).unwrap();
+    assert!(again.path().join("final_state.json").is_file());
+    assert!(!again.path().join("checkpoint.json").exists());
 }
 
 #[test]

@@ -115,6 +115,12 @@ pub fn run_scene(
                 scene.display()
             );
         }
+        if !quiet {
+            eprintln!(
+                "weft run: cpu (sbd): strain-based dynamics of the triangle_cloth in fixed {} ms steps",
+                engine.sim().settings.dt * 1e3
+            );
+        }
         return run_with(prepared, &mut engine, quiet);
     }
     let sim = prepared.take_simulation();
@@ -163,7 +169,9 @@ fn run_with(
     } = progress;
     eprintln!(
         "weft run: {} s simulated on {} in {} steps ({} rejected{}), {:.1} Newton and {:.0} CG iterations per step, {:.2} s wall ({assemblies} assemblies and {residuals} line-search residuals {assembly_s:.2} s, linear solves {solve_s:.2} s) -> {}",
-        summary.t,
+        // Rounded to the nanosecond: fixed steps that add up to the end
+        // time print as it (2, not 1.9999999999998896).
+        (summary.t * 1e9).round() / 1e9,
         summary.backend,
         summary.steps,
         summary.rejected,
