@@ -239,7 +239,7 @@ impl Body {
         d[CHEST] = f64::INFINITY;
         let lo = d.iter().copied().fold(f64::INFINITY, f64::min);
         let mut w = d.map(|di| (-(di - lo) / SIGMA).exp());
-        let c = smoothstep((p.y - (self.waist.y - 0.05)) / 0.17);
+        let c = self.chest_share(p.y);
         w[CHEST] = w[PELVIS] * c;
         w[PELVIS] *= 1.0 - c;
         let sum: f64 = w.iter().sum();
@@ -283,19 +283,39 @@ impl Body {
 /// 0 is exactly the rest mesh), moved by linear-blend skinning
 /// `p' = Σ_b w_b(p) T_b(t) p` of a six-bone skeleton (pelvis, chest, two
 /// arms, two legs) whose weights come from the primitives the body is built
-/// of (`Body::skin_weights`). Written as an OBJ sequence it is an animated
-/// body for `weft drape --body-animation`
-/// (`weft_solver::collide::MeshAnimation`).
+/// of (`Body::skin_weights`), then put back on the posed body: the same
+/// smooth union of the primitives, each moved rigidly by its bone, on
+/// which every vertex is moved by Newton steps to the level of the body's
+/// function it had at rest (the idea of implicit skinning: Vaillant et al.,
+/// "Implicit skinning: real-time skin deformation with contact modeling",
+/// ACM TOG 32(4), 2013). This removes linear-blend skinning's bulges and
+/// pinches at the joints (up to 12 mm at the armpit raising the arms, 10
+/// mm at the buttock in mid-stride) and keeps the volume within 0.05 %.
+/// Written as an OBJ sequence it is an animated body for `weft drape
+/// --body-animation` (`weft_solver::collide::MeshAnimation`).
 ///
-/// Skinning keeps the topology; near the joints a large angle folds the
-/// surface into itself (the armpit at the top of [`Motion::RaiseArms`]),
-/// which contact with cloth tolerates.
+/// Skinning keeps the topology; where a joint bends far, triangles on the
+/// inside of the bend are squeezed and those outside stretched (edges
+/// 0.4-4x their rest length at the armpit with the arms raised 40°).
 pub fn animate_with(
     m: &Measurements,
     cell: f64,
     motion: Motion,
     fps: f64,
     duration: f64,
+) -> Vec<TriMesh> {
+    animate_impl(m, cell, motion, fps, duration, true)
+}
+
+/// [`animate_with`], with (`project`) or without the projection onto the
+/// posed body (plain linear-blend skinning, for comparison in tests).
+fn animate_impl(
+    m: &Measurements,
+    cell: f64,
+    motion: Motion,
+    fps: f64,
+    duration: f64,
+    project: bool,
 ) -> Vec<TriMesh> {
     let body = Body::new(m);
     let (rest, shift) = mesh_body(&body, cell);
@@ -304,6 +324,14 @@ pub fn animate_with(
         .vertices
         .iter()
         .map(|v| body.skin_weights(&(Vector3::from(*v) + up)))
+        .collect();
+    // Each rest vertex's own level of the body's function (the meshing's
+    // projection leaves it within micrometres of 0): the posed vertex is
+    // put back on the same level of the posed body.
+    let levels: Vec<f64> = rest
+        .vertices
+        .iter()
+        .map(|v| body.sdf(Vector3::from(*v) + up))
         .collect();
     let frames = (duration * fps).round().max(0.0) as usize + 1;
     (0..frames)
@@ -314,7 +342,7 @@ pub fn animate_with(
             if k == 0 {
                 return mesh;
             }
-            for (v, w) in mesh.vertices.iter_mut().zip(&weights) {
+            for ((v, w), &level) in mesh.vertices.iter_mut().zip(&weights).zip(&levels) {
                 let p = nalgebra::Point3::from(Vector3::from(*v) + up);
                 let q: Vector3<f64> = bones
                     .iter()
@@ -323,6 +351,11 @@ pub fn animate_with(
                     .map(|(b, wi)| (b * p).coords * *wi)
                     .sum::<Vector3<f64>>()
                     / w.iter().filter(|wi| **wi > 1e-9).sum::<f64>();
+                let q = if project {
+                    body.project_posed(&bones, q, level)
+                } else {
+                    q
+                };
                 *v = (q - up).into();
             }
             mesh
@@ -444,6 +477,9 @@ struct Body {
     shoulders: [Vector3<f64>; 2],
     waist: Vector3<f64>,
 }
+
+/// Largest Newton step (m) of [`Body::project_posed`].
+const MAX_PROJECTION_STEP: f64 = 0.02;
 
 /// Bones of the skinning skeleton ([`animate`]): the pelvis (root), the
 /// chest (above the waist, with neck and head), the arms and the legs
@@ -672,6 +708,62 @@ impl Body {
             d = smin(d, e.sdf(&p), *k);
         }
         d
+    }
+
+    /// The body's function in the pose `bones` (see [`Body::pose`]): the
+    /// same smooth union with every primitive moved rigidly by its bone
+    /// (each evaluated at `T_b⁻¹ p`), the torso loft by its bone blend at
+    /// that height (pelvis to chest, the skinning weights' smoothstep,
+    /// interpolated with `Isometry3::lerp_slerp`). At the rest pose
+    /// (identities) it is [`Body::sdf`].
+    fn posed_sdf(&self, bones: &[nalgebra::Isometry3<f64>; BONES], p: Vector3<f64>) -> f64 {
+        let at = |b: usize| bones[b].inverse_transform_point(&p.into()).coords;
+        let c = self.chest_share(p.y);
+        let trunk = bones[PELVIS].lerp_slerp(&bones[CHEST], c);
+        let mut d = self.torso_sdf(&trunk.inverse_transform_point(&p.into()).coords);
+        for ((cone, k), &b) in self.limbs.iter().zip(&self.limb_bone) {
+            d = smin(d, cone.sdf(&at(b)), *k);
+        }
+        for ((e, k), &b) in self.blobs.iter().zip(&self.blob_bone) {
+            d = smin(d, e.sdf(&at(b)), *k);
+        }
+        d
+    }
+
+    /// `p` (m, unshifted) moved onto the level `level` (m) of
+    /// [`Body::posed_sdf`] by Newton steps along its gradient (central
+    /// differences, 10 µm), each at most [`MAX_PROJECTION_STEP`], until the
+    /// level is met within 10 nm (at most 8 steps).
+    fn project_posed(
+        &self,
+        bones: &[nalgebra::Isometry3<f64>; BONES],
+        mut p: Vector3<f64>,
+        level: f64,
+    ) -> Vector3<f64> {
+        const H: f64 = 1e-5;
+        for _ in 0..8 {
+            let f = self.posed_sdf(bones, p) - level;
+            if f.abs() < 1e-8 {
+                break;
+            }
+            let g = Vector3::from_fn(|i, _| {
+                let e = Vector3::ith(i, H);
+                (self.posed_sdf(bones, p + e) - self.posed_sdf(bones, p - e)) / (2.0 * H)
+            });
+            let g2 = g.norm_squared();
+            if g2 < 1e-12 {
+                break;
+            }
+            let step = g * (f / g2);
+            p -= step * (MAX_PROJECTION_STEP / step.norm()).min(1.0);
+        }
+        p
+    }
+
+    /// The chest's share of the torso at height `y` (m, unshifted): a
+    /// smoothstep from 5 cm below to 12 cm above the waist.
+    fn chest_share(&self, y: f64) -> f64 {
+        smoothstep((y - (self.waist.y - 0.05)) / 0.17)
     }
 
     fn bounds(&self) -> (Vector3<f64>, Vector3<f64>) {
@@ -907,6 +999,61 @@ pub fn surface_nets(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The skinned frames lie on the posed body: at the motions' ends
+    /// (and half way) every vertex is on its rest level of
+    /// [`Body::posed_sdf`] within 1 µm, where linear-blend skinning alone
+    /// leaves bulges and pinches at the joints (measured 12.4 mm at the
+    /// armpit raising the arms, 10.4 mm at the buttock in mid-stride, 2.9
+    /// mm at the chest's front turning the torso); the volume stays within
+    /// 0.05 % of the rest mesh's (measured 1.0002 at most; skinning alone
+    /// 0.9970-1.0015).
+    #[test]
+    fn skinned_frames_lie_on_the_posed_body() {
+        let m = Measurements::MEAN_ADULT;
+        let body = Body::new(&m);
+        let (rest, shift) = mesh_body(&body, DEFAULT_CELL);
+        let up = Vector3::new(0.0, shift, 0.0);
+        let off = |frame: &TriMesh, bones: &[nalgebra::Isometry3<f64>; BONES]| {
+            frame
+                .vertices
+                .iter()
+                .zip(&rest.vertices)
+                .map(|(v, r)| {
+                    (body.posed_sdf(bones, Vector3::from(*v) + up)
+                        - body.sdf(Vector3::from(*r) + up))
+                    .abs()
+                })
+                .fold(0.0f64, f64::max)
+        };
+        for (motion, lbs_min) in [
+            (Motion::RaiseArms, 10e-3),
+            (Motion::TurnTorso, 2e-3),
+            (Motion::Walk, 8e-3),
+        ] {
+            // Walk: a quarter cycle (frame 3 at 12 per s) is mid-stride.
+            let (fps, k) = if motion == Motion::Walk {
+                (12.0, 3)
+            } else {
+                (10.0, 5)
+            };
+            let skinned = animate_impl(&m, DEFAULT_CELL, motion, fps, 0.5, true);
+            let lbs = animate_impl(&m, DEFAULT_CELL, motion, fps, 0.5, false);
+            for j in [k / 2, k] {
+                let bones = body.pose(motion, j as f64 / fps, 0.5);
+                let e = off(&skinned[j], &bones);
+                assert!(e < 1e-6, "{motion:?} frame {j}: {e} m off the posed body");
+                let vol = skinned[j].signed_volume() / rest.signed_volume();
+                assert!(
+                    (vol - 1.0).abs() < 5e-4,
+                    "{motion:?} frame {j}: volume ratio {vol}"
+                );
+            }
+            let bones = body.pose(motion, k as f64 / fps, 0.5);
+            let e = off(&lbs[k], &bones);
+            assert!(e > lbs_min, "{motion:?}: skinning alone is {e} m off");
+        }
+    }
 
     #[test]
     fn surface_nets_sphere_is_closed_with_the_right_volume() {

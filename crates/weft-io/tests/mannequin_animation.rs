@@ -1,5 +1,6 @@
 //! The mannequin's procedural animations (`weft_io::mannequin::animate`,
-//! linear-blend skinning of a six-bone skeleton; issue 23 item 6): frame 0
+//! linear-blend skinning of a six-bone skeleton, put back on the posed
+//! body; issue 23 item 6): frame 0
 //! is the rest mannequin, every frame has its triangles, and each motion
 //! moves the parts it names by the amounts its angles give while the rest
 //! of the body stays put.
@@ -29,9 +30,11 @@ fn every_motion_starts_at_rest_and_keeps_the_mesh() {
             assert_eq!(f.triangles, rest.triangles);
             assert!(f.vertices.iter().flatten().all(|c| c.is_finite()));
         }
-        // Skinning bends the joints but keeps the volume within 5 %.
+        // Skinning put back on the posed body bends the joints and keeps
+        // the volume (within 0.1 %; plain skinning lost 0.3 % turning the
+        // torso).
         let v = frames[5].signed_volume() / rest.signed_volume();
-        assert!((v - 1.0).abs() < 0.05, "{m:?}: volume ratio {v}");
+        assert!((v - 1.0).abs() < 1e-3, "{m:?}: volume ratio {v}");
         assert_eq!(m.name().parse::<Motion>(), Ok(m));
     }
     assert!(
