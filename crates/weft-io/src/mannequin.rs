@@ -717,15 +717,16 @@ impl Body {
     /// interpolated with `Isometry3::lerp_slerp`). At the rest pose
     /// (identities) it is [`Body::sdf`].
     fn posed_sdf(&self, bones: &[nalgebra::Isometry3<f64>; BONES], p: Vector3<f64>) -> f64 {
-        let at = |b: usize| bones[b].inverse_transform_point(&p.into()).coords;
+        // `p` in each bone's rest frame, once per bone (not per primitive).
+        let at = bones.map(|b| b.inverse_transform_point(&p.into()).coords);
         let c = self.chest_share(p.y);
         let trunk = bones[PELVIS].lerp_slerp(&bones[CHEST], c);
         let mut d = self.torso_sdf(&trunk.inverse_transform_point(&p.into()).coords);
         for ((cone, k), &b) in self.limbs.iter().zip(&self.limb_bone) {
-            d = smin(d, cone.sdf(&at(b)), *k);
+            d = smin(d, cone.sdf(&at[b]), *k);
         }
         for ((e, k), &b) in self.blobs.iter().zip(&self.blob_bone) {
-            d = smin(d, e.sdf(&at(b)), *k);
+            d = smin(d, e.sdf(&at[b]), *k);
         }
         d
     }
