@@ -28,8 +28,16 @@ use weft_solver::{Attachment, Settings, Simulation, StepStats, Tie};
 pub const LAYER_THICKNESS: f64 = 0.6;
 
 /// Mass-proportional drag during sewing (1/s): a numerical aid that keeps
-/// the sewing quasi-static (`weft_solver::Assembler::drag`).
-pub const SEWING_DRAG: f64 = 20.0;
+/// the sewing quasi-static (`weft_solver::Assembler::drag`). A node's
+/// velocity relaxes to the force it feels within `1/200 s` = 5 ms, so
+/// panels pulled together by the seam ties and pushed out by the body
+/// cannot fling themselves along it. At 20/s the README's A-line skirt's
+/// hem, placed flat in front of the thighs, shot up 25 cm in the first
+/// 50 ms of sewing and stayed crumpled above the hips (BENCHMARKS.md,
+/// 2026-11-29); Newton's loose stagnation band had hidden this, by
+/// accepting steps with wrong velocities, until the band was bounded
+/// (`weft_solver::integrator::STAGNATION_BAND_MAX`).
+pub const SEWING_DRAG: f64 = 200.0;
 
 /// A garment with a panel placed more than this (m) above its highest
 /// waist-labelled yarn end hangs from its upper part (a dress's bodice):

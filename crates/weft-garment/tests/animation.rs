@@ -160,14 +160,17 @@ fn a_shirt_follows_the_mannequin_raising_its_arms() {
 /// [SBO17 Fig. 5] in small: the shipped A-line skirt at 60 mm on the
 /// mannequin walking half a cycle (0.5 s) and standing 0.3 s, with the
 /// cotton preset's strain-rate damping times 0.1 and 100
-/// (`DrapeOptions::damping_scale`). The less damped skirt swings: its peak
-/// kinetic energy while walking is more than 4 times the overdamped one's
-/// (measured 1.2e-3 J against 1.7e-4 J), and it keeps more than 5 times
-/// as much once the walk has stopped (mean of the last 0.15 s: 7.1e-5 J
-/// against 2.1e-6 J). On the body of plain linear-blend skinning these
-/// were 2.1e-3 / 1.7e-4 J and 9.5e-5 / 4.2e-6 J (the preset, 1x: 5.1e-4 J
-/// and 5.3e-6 J; 0.01x: 9.5e-3 J peak). The 40 mm, full-cycle version with the preset is
-/// `examples/moving_body_damping.rs`.
+/// (`DrapeOptions::damping_scale`). Strain-rate damping resists
+/// deformation, not rigid motion [SBO18 eq. 1, DESIGN §3]: while
+/// walking, 1000x the damping leaves the skirt more than half the peak
+/// kinetic energy (measured 8.3e-4 J against 9.9e-4 J). Once the walk
+/// has stopped the less damped skirt keeps swinging: more than 5 times
+/// the overdamped one's kinetic energy (mean of the last 0.15 s: 9.1e-5 J
+/// against 6.2e-6 J). Measured 2026-11-29 with Newton's stagnation band
+/// bounded (`weft_solver::integrator::STAGNATION_BAND_MAX`); before it,
+/// steps accepted with unchanged velocities had held the overdamped
+/// skirt's walking peak at 1.7e-4 J. The 40 mm, full-cycle version with
+/// the preset is `examples/moving_body_damping.rs`.
 #[test]
 fn damping_levels_on_the_walking_mannequin_order_the_swing() {
     let skirt = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/patterns/a_line_skirt.json");
@@ -204,5 +207,5 @@ fn damping_levels_on_the_walking_mannequin_order_the_swing() {
             .map(|h| h.join().unwrap())
     });
     assert!(low.1 > 5.0 * high.1, "at rest: {low:?} against {high:?}");
-    assert!(high.0 < 0.25 * low.0, "walking: {high:?} against {low:?}");
+    assert!(high.0 > 0.5 * low.0, "walking: {high:?} against {low:?}");
 }

@@ -30,11 +30,16 @@
 //! start of the step, at least the gravity on the heaviest node, 1e-10 of the
 //! largest stretch stiffness `k_s` and 1e-12 N);
 //! or stagnation at the round-off floor (the line search finds no decrease
-//! while the residual is within 1000x of the target, or the update changes no
-//! velocity by more than 1e-12 of `|v|∞ + |g| h`). When the residual is
-//! within 1000x of the target and the Newton update is below 1e-6 of
-//! `|v|∞ + |g| h`, a full step without decrease is taken as that
-//! stagnation at once, without backtracking.
+//! while the residual is inside the stagnation band, or the update changes
+//! no velocity by more than 1e-12 of `|v|∞ + |g| h`). The band is
+//! `|R|∞ / h ≤ min(1000 · newton_tolerance, STAGNATION_BAND_MAX) · F`
+//! ([`STAGNATION_BAND_MAX`] = 1e-3): within 1000x of the target, and never
+//! above a thousandth of the force scale, so a loose tolerance (the drape's
+//! 1e-3) does not turn a failed line search far from equilibrium into an
+//! accepted step (it rejects the step, which is retried at `h/2`). Inside
+//! the band, with a Newton update below 1e-6 of `|v|∞ + |g| h`, a full
+//! step without decrease is taken as that stagnation at once, without
+//! backtracking.
 //!
 //! A step is rejected, and retried at `h/2`, when Newton does not converge
 //! within `newton_max_iterations` (naming the node with the largest
@@ -1154,12 +1159,13 @@ fn newton_step<S: StepBackend>(
         // from or the step's last, so their matrices would go unused (the
         // matrix is built below at the accepted iterate when another Newton
         // iteration follows; BENCHMARKS.md 2026-11-28).
-        // Within 1000x of the target and with a Newton update below 1e-6 of
+        // Inside the stagnation band and with a Newton update below 1e-6 of
         // the velocity scale, the residual is at the round-off floor of the
         // forces: a full step without decrease means stagnation, and
         // backtracking would only spend assemblies on round-off.
         let dv_inf = be.inf_norm(&dv)?;
-        let floor_band = residual_inf <= 1e3 * settings.newton_tolerance * scale;
+        let band = stagnation_band(settings.newton_tolerance) * scale;
+        let floor_band = residual_inf <= band;
         let mut alpha: f64 = 1.0;
         let mut stagnated = false;
         loop {
@@ -1187,7 +1193,7 @@ fn newton_step<S: StepBackend>(
             if alpha < 1.0 / 4096.0 {
                 // No decrease along the Newton direction: stagnation at
                 // round-off counts as converged, anything else rejects.
-                if residual_inf <= 1e3 * settings.newton_tolerance * scale {
+                if floor_band {
                     stagnated = true;
                     break;
                 }
@@ -1229,6 +1235,20 @@ fn newton_step<S: StepBackend>(
     let mut q_new = be.zeros()?;
     be.advance(q_n, &v, h, &mut q_new)?;
     Ok(Ok((stats, energies, q_new, v)))
+}
+
+/// Largest stagnation band of Newton's convergence test, relative to the
+/// step's force scale `F` (dimensionless; module docs). A line search
+/// that finds no decrease counts as stagnation at round-off only while
+/// `|R|∞ / h ≤ min(1000 · newton_tolerance, STAGNATION_BAND_MAX) · F`;
+/// above it the step is rejected.
+pub const STAGNATION_BAND_MAX: f64 = 1e-3;
+
+/// The stagnation band for a Newton tolerance, relative to the force
+/// scale `F` (dimensionless): `min(1000 · newton_tolerance,`
+/// [`STAGNATION_BAND_MAX`]`)`.
+pub fn stagnation_band(newton_tolerance: f64) -> f64 {
+    (1e3 * newton_tolerance).min(STAGNATION_BAND_MAX)
 }
 
 /// Forcing term of the first Newton iteration of a step with
