@@ -195,7 +195,7 @@ impl TimeStep {
 /// | key | unit | default |
 /// |---|---|---|
 /// | `newton_max_iterations` | integer ≥ 1 | 20 |
-/// | `newton_tolerance` | dimensionless, > 0: Newton stops when the largest residual force `|R|∞/h` is below this times the step's force scale `F` (the largest nodal force at the step's start, at least the heaviest node's weight; weft-solver's integrator docs) | `1e-6` |
+/// | `newton_tolerance` | dimensionless, > 0: Newton stops when the largest residual force `|R|∞/h` is below this times the step's force scale `F` (the largest nodal force at the step's start, at least the heaviest node's weight; weft-solver's integrator docs); a line search that stalls counts as converged only within `min(1000 · newton_tolerance, 1e-3) · F` | `1e-6` |
 /// | `cg_tolerance` | relative residual `|r|/|b|` of each linear solve, in (0, 1): the smallest relative residual asked of PCG (adaptive forcing stops a solve earlier when its Newton iteration can use no more) | `1e-8` |
 /// | `cg_max_iterations` | integer ≥ 1 | 10000 |
 /// | `preconditioner` | `"auto"`, `"cholesky"`, `"multigrid"` or `"block_jacobi"` (an addition to DESIGN §8) | `"auto"` |
