@@ -1164,8 +1164,7 @@ fn newton_step<S: StepBackend>(
         // forces: a full step without decrease means stagnation, and
         // backtracking would only spend assemblies on round-off.
         let dv_inf = be.inf_norm(&dv)?;
-        let band = stagnation_band(settings.newton_tolerance) * scale;
-        let floor_band = residual_inf <= band;
+        let floor_band = residual_inf <= stagnation_band(settings.newton_tolerance) * scale;
         let mut alpha: f64 = 1.0;
         let mut stagnated = false;
         loop {
@@ -1247,7 +1246,7 @@ pub const STAGNATION_BAND_MAX: f64 = 1e-3;
 /// The stagnation band for a Newton tolerance, relative to the force
 /// scale `F` (dimensionless): `min(1000 · newton_tolerance,`
 /// [`STAGNATION_BAND_MAX`]`)`.
-pub fn stagnation_band(newton_tolerance: f64) -> f64 {
+fn stagnation_band(newton_tolerance: f64) -> f64 {
     (1e3 * newton_tolerance).min(STAGNATION_BAND_MAX)
 }
 
