@@ -179,8 +179,12 @@ extern "C" __global__ void weft_assemble_segments(
         for (int i = 0; i < 8; ++i) fe[i] -= g[i];
         for (int i = 0; i < 64; ++i) ae[i] += k[i] * (h * h);
         if (mp.kd_stretch > 0.0) {
-            double rate[1], w, f[8], vj[64], pj[64];
-            stretch_dissipation(mp.kd_stretch, qe, ve, rate, &w, f, vj, dx ? pj : nullptr);
+            // The step's strain increment over h (stretch.rs
+            // dissipation_over_step): the exact symmetric Jacobian.
+            double qs[8], rate[1], w, f[8], vj[64], pj[64];
+            gather_relative<8, 2>(q_n, v, 0.0, nodes, slot, qs);
+            stretch_dissipation_over_step(mp.kd_stretch, qe, qs, h, exact_hessians, rate, &w, f,
+                                          vj, dx ? pj : nullptr);
             if (!dx) zero<64>(pj);
             for (int i = 0; i < 8; ++i) fe[i] += f[i];
             for (int i = 0; i < 64; ++i) ae[i] -= vj[i] * h + pj[i] * (h * h);

@@ -293,6 +293,36 @@ WEFT_HD void stretch_elastic_projected(double k_s, const double* q, double* ener
     elastic_projected<1, 8>(k_s, s, om, gom, clamp, energy, grad, hess);
 }
 
+// Stretch dissipation over one backward-Euler step (stretch.rs
+// dissipation_over_step): rate = (eps(q) - eps(q_start)) / h, measure
+// du(q_start); rate (1), potential, force (8) and velocity Jacobian (8x8)
+// as dissipation_common; pjac (null: none) -om kd rate Hess(eps), exact
+// when exact != 0, else with the closed-form clamp.
+WEFT_HD void stretch_dissipation_over_step(double kd, const double* q, const double* q_start,
+                                           double h, int exact, double* rate,
+                                           double* potential, double* force, double* vjac,
+                                           double* pjac) {
+    Strain<1, 8> s;
+    stretch_strain(q, s);
+    V3 dxs = v3(q_start[4] - q_start[0], q_start[5] - q_start[1], q_start[6] - q_start[2]);
+    double du = q_start[7] - q_start[3];
+    double eps_start = norm(dxs) / du - 1.0;
+    double c = du * kd;
+    double r = (s.value[0] - eps_start) / h;
+    rate[0] = r;
+    for (int j = 0; j < 8; ++j) force[j] = s.jac[j] * (-c * r);
+    for (int i = 0; i < 8; ++i)
+        for (int j = 0; j < 8; ++j) vjac[i * 8 + j] = s.jac[i] * s.jac[j] * (-c);
+    *potential = 0.5 * c * r * r;
+    if (!pjac) return;
+    if (exact) {
+        for (int i = 0; i < 64; ++i) pjac[i] = s.hess[i] * (-c * r);
+    } else {
+        stretch_clamped_strain_hessian(q, r, pjac);
+        for (int i = 0; i < 64; ++i) pjac[i] *= -c;
+    }
+}
+
 // Stretch dissipation with the closed-form clamp of the stress-weighted
 // strain Hessian (stretch.rs dissipation): outputs as dissipation<1,8>
 // (pjac null: no position Jacobian).

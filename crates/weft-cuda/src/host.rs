@@ -170,6 +170,18 @@ mod ffi {
             vj: *mut f64,
             pj: *mut f64,
         );
+        pub fn weft_stretch_dissipation_over_step(
+            kd: f64,
+            q: *const f64,
+            qs: *const f64,
+            h: f64,
+            exact: i32,
+            rate: *mut f64,
+            w: *mut f64,
+            f: *mut f64,
+            vj: *mut f64,
+            pj: *mut f64,
+        );
         pub fn weft_bend_scalar_strain(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
         pub fn weft_bend_vector_strain(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
         pub fn weft_bend_elastic(
@@ -562,6 +574,36 @@ pub fn stretch_dissipation(
 ) -> Result<HostDissipation, HostError> {
     shim!(filled_dissipation(1, 8, |rate, w, f, vj, pj| {
         ffi::weft_stretch_dissipation(k_d, q.as_ptr(), qdot.as_ptr(), rate, w, f, vj, pj)
+    }))
+}
+
+/// Stretch dissipation over one backward-Euler step of `h` (s) from
+/// `q_start` to `q` (m), the assembly kernel's form
+/// (`weft_potentials::stretch::dissipation_over_step`); `k_d` in N·s; the
+/// position Jacobian exact when `exact`, else with the closed-form clamp.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn stretch_dissipation_over_step(
+    k_d: f64,
+    q: &[f64; 8],
+    q_start: &[f64; 8],
+    h: f64,
+    exact: bool,
+) -> Result<HostDissipation, HostError> {
+    shim!(filled_dissipation(1, 8, |rate, w, f, vj, pj| {
+        ffi::weft_stretch_dissipation_over_step(
+            k_d,
+            q.as_ptr(),
+            q_start.as_ptr(),
+            h,
+            i32::from(exact),
+            rate,
+            w,
+            f,
+            vj,
+            pj,
+        )
     }))
 }
 

@@ -23,8 +23,8 @@ use std::collections::BTreeMap;
 use weft_cuda::host::{self, GpuCollider, HostDissipation, HostEval, HostStrain};
 use weft_potentials::testing::xorshift;
 use weft_potentials::{
-    Dissipation, ElementEval, Strain, bending, contact, element, friction, gravity, hinge, inertia,
-    shear, stretch, stvk,
+    Dissipation, ElementEval, Hessian, Strain, bending, contact, element, friction, gravity, hinge,
+    inertia, shear, stretch, stvk,
 };
 use weft_solver::collide::{Capsule, Collider, Plane, Sphere};
 
@@ -182,6 +182,16 @@ fn stretch_matches_weft_potentials() {
             &host::stretch_dissipation(kd, &arr(&q), &arr(&qd)).unwrap(),
             &d,
         );
+        // The assembler's form: the strain increment of a step of h.
+        let h = 1e-3;
+        let qs = q - qd * h;
+        for (exact, mode) in [(true, Hessian::Exact), (false, Hessian::Projected)] {
+            check_diss(
+                "stretch dissipation over a step",
+                &host::stretch_dissipation_over_step(kd, &arr(&q), &arr(&qs), h, exact).unwrap(),
+                &stretch::dissipation_over_step(kd, &q, &qs, h, mode),
+            );
+        }
     }
     report("stretch");
 }

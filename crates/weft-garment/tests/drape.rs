@@ -267,10 +267,21 @@ fn two_level_skirt_drape() {
             l.centroid_height_m
         );
     }
-    // Refinement moves the hem and the centroid by less than the coarse
-    // spacing (29 mm and 9 mm when measured).
-    assert!((l1.hem_height_m - l0.hem_height_m).abs() < l0.spacing_m);
-    assert!((l1.centroid_height_m - l0.centroid_height_m).abs() < l0.spacing_m);
+    // Refinement moves the centroid by less than the coarse spacing and
+    // the hem by less than 1.5 coarse spacings. The hem is the lowest
+    // point, and at 60 mm that is a free yarn end at a side seam's lower
+    // corner (up to one spacing long, untied by the seam), which hangs
+    // straight down: 60 mm and 14 mm when measured (2026-11-29). Until the
+    // stretch damping took the step's strain increment as its rate
+    // (`stretch::dissipation_over_step`), the rate form's spurious damping
+    // of turning segments held those ends out sideways (36 mm and 10 mm).
+    let hem_move = (l1.hem_height_m - l0.hem_height_m).abs();
+    assert!(hem_move < 1.5 * l0.spacing_m, "hem moved {hem_move} m");
+    let centroid_move = (l1.centroid_height_m - l0.centroid_height_m).abs();
+    assert!(
+        centroid_move < l0.spacing_m,
+        "centroid moved {centroid_move} m"
+    );
     assert!(!s.slid_off, "top drop {}", s.top_drop_m);
     assert!(s.top_drop_m.abs() < 0.1);
     assert_eq!(d.state.x.len(), s.nodes);

@@ -8,7 +8,7 @@
 //! axial rigidity `EA`. Energy `V = ½ k_s Δu (|Δx|/Δu - 1)²` (J).
 
 use crate::element::{
-    Dissipation, ElementEval, Measure, Strain, dissipation_with_clamp, elastic_projected,
+    Dissipation, ElementEval, Hessian, Measure, Strain, dissipation_with_clamp, elastic_projected,
 };
 use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 
@@ -145,6 +145,66 @@ pub fn dissipation_with_jacobian(
     dissipation_with_clamp(k_d, &s, &m, qdot, position_jacobian, |rate| {
         clamped_strain_hessian(q, rate[0])
     })
+}
+
+/// Strain-rate dissipation of a stretch element over one backward-Euler
+/// step, the form the assembler uses [SBO17 eq. 6-11, 14; DESIGN §3]: the
+/// strain rate is the step's strain increment
+/// `ε̇ = (ε(q) − ε(q_start)) / h` and the measure the start's,
+/// `Ω = Δu(q_start)`, where `q = q_start + h q̇` is the end of the step.
+///
+/// Both agree with [`dissipation`] at the end of the step to first order in
+/// `h`, and the dissipation is the same potential `W = ½ Ω k_d ε̇²`; what
+/// differs is the Newton matrix. The backward-Euler residual term
+/// `-h f_d = h Ω k_d ∇ε(q)ᵀ ε̇` is here the gradient in `q̇` of `h W`, so its
+/// Jacobian `h Ω k_d (∇εᵀ∇ε + h ε̇ ∇²ε)` is symmetric and
+/// [`Dissipation::velocity_jacobian`] and
+/// [`Dissipation::position_jacobian`] give it exactly
+/// (`-h velocity_jacobian - h² position_jacobian`). The rate form
+/// `ε̇ = ∇ε(q) q̇` also has the non-symmetric term `∇εᵀ (∇²ε q̇)ᵀ` (the
+/// damping force turning with a rotating segment), which a symmetric
+/// matrix must drop; for the stiff stretch damping of garment fabrics it
+/// outweighs the mass, and Newton's direction then fails to lower the
+/// residual (BENCHMARKS.md 2026-11-29). The increment is also exactly zero
+/// for any rigid motion of the segment over the step, a finite rotation
+/// included.
+///
+/// `k_d` in N·s; `q`, `q_start` in m (layout in the module docs, both
+/// with `Δu > 0`, `|Δx| > 0`); `h > 0` in s. `hessian` picks the position
+/// Jacobian `-Ω k_d ε̇ ∇²ε`: exact ([`Hessian::Exact`], indefinite when
+/// `ε̇ ≠ 0`), with the stress-weighted strain Hessian clamped in closed
+/// form ([`Hessian::Projected`], [`clamped_strain_hessian`],
+/// [SBO18 §3.4]) or zero ([`Hessian::Skip`]).
+pub fn dissipation_over_step(
+    k_d: f64,
+    q: &SVector<f64, DOFS>,
+    q_start: &SVector<f64, DOFS>,
+    h: f64,
+    hessian: Hessian,
+) -> Dissipation<1, DOFS> {
+    let s = strain(q);
+    let c = (q_start[7] - q_start[3]) * k_d;
+    let rate = (s.value[0] - strain_value(q_start)) / h;
+    let g = s.jacobian.transpose();
+    let position_jacobian = match hessian {
+        Hessian::Exact => s.hessians[0] * (-c * rate),
+        Hessian::Projected => clamped_strain_hessian(q, rate) * (-c),
+        Hessian::Skip => SMatrix::zeros(),
+    };
+    Dissipation {
+        strain_rate: SVector::from([rate]),
+        potential: 0.5 * c * rate * rate,
+        force: g * (-c * rate),
+        velocity_jacobian: g * g.transpose() * (-c),
+        position_jacobian,
+    }
+}
+
+/// The stretch strain `ε = |Δx|/Δu - 1` alone (dimensionless; layout in
+/// the module docs), the value of [`strain`] without its derivatives.
+pub fn strain_value(q: &SVector<f64, DOFS>) -> f64 {
+    let dx = Vector3::new(q[4] - q[0], q[5] - q[1], q[6] - q[2]);
+    dx.norm() / (q[7] - q[3]) - 1.0
 }
 
 /// Stretch energy `V = ½ k_s Δu ε²` (J) and gradient (N, shape 8) with the

@@ -13,7 +13,11 @@
 //!   [`weft_potentials::elastic_projected`]): the exact Hessian of a
 //!   compressed yarn is indefinite, which made PCG break down on negative
 //!   curvature and rules out a Cholesky preconditioner. Its damping parts are
-//!   the symmetric, clamped Jacobians of \[SBO17 eq. 10-11\]. The matrix is
+//!   the symmetric, clamped Jacobians of \[SBO17 eq. 10-11\]; the stretch
+//!   damping takes its strain rate as the step's strain increment over `h`
+//!   ([`weft_potentials::stretch::dissipation_over_step`]), whose Jacobian is
+//!   symmetric and exact (clamped only with the projected elastic
+//!   Hessians). The matrix is
 //!   therefore SPD and Newton is a projected Newton method: quadratic where
 //!   nothing is projected, linear (with the line search) where yarns are
 //!   compressed.
@@ -352,7 +356,9 @@ pub struct Assembler {
     pub exact_hessians: bool,
     /// Put the strain-rate dissipation's clamped position Jacobian
     /// `-Ω k_d (Σᵢ ε̇ᵢ ∇²εᵢ)⁺` [SBO18 §3.4] into the matrix (default
-    /// `true`); `false` leaves it out and skips its per-element
+    /// `true`; for stretch the exact `-Ω k_d ε̇ ∇²ε` while the step uses
+    /// exact Hessians, see [`stretch::dissipation_over_step`]); `false`
+    /// leaves it out and skips its per-element
     /// eigen-decomposition ([`weft_potentials::element::dissipation_with_clamp`]
     /// says why that is consistent). Forces and the converged step do not
     /// depend on it. Set from [`crate::Settings::dissipation_position_jacobian`].
@@ -764,7 +770,11 @@ impl Assembler {
                     fe -= ev.gradient;
                     ae += ev.hessian * (h * h);
                     if mp.kd.stretch > 0.0 {
-                        let d = stretch::dissipation_with_jacobian(mp.kd.stretch, &qe, &ve, dx);
+                        // The step's strain increment over h: the exact
+                        // symmetric Jacobian (stretch::dissipation_over_step).
+                        let qs = gather_relative(q_n, v, 0.0, &[s.a, s.b], &map);
+                        let jac = if dx { mode } else { Hessian::Skip };
+                        let d = stretch::dissipation_over_step(mp.kd.stretch, &qe, &qs, h, jac);
                         fe += d.force;
                         ae -= d.velocity_jacobian * h + d.position_jacobian * (h * h);
                         en.dissipation_power += 2.0 * d.potential;
