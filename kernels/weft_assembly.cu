@@ -183,8 +183,8 @@ extern "C" __global__ void weft_assemble_segments(
             // dissipation_over_step): the exact symmetric Jacobian.
             double qs[8], rate[1], w, f[8], vj[64], pj[64];
             gather_relative<8, 2>(q_n, v, 0.0, nodes, slot, qs);
-            stretch_dissipation_over_step(mp.kd_stretch, qe, qs, h, exact_hessians, rate, &w, f,
-                                          vj, dx ? pj : nullptr);
+            stretch_dissipation_over_step(mp.kd_stretch, qe, qs, ve, h, exact_hessians, rate, &w,
+                                          f, vj, dx ? pj : nullptr);
             if (!dx) zero<64>(pj);
             for (int i = 0; i < 8; ++i) fe[i] += f[i];
             for (int i = 0; i < 64; ++i) ae[i] -= vj[i] * h + pj[i] * (h * h);

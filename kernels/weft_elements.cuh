@@ -296,10 +296,11 @@ WEFT_HD void stretch_elastic_projected(double k_s, const double* q, double* ener
 // Stretch dissipation over one backward-Euler step (stretch.rs
 // dissipation_over_step): rate = (eps(q) - eps(q_start)) / h, measure
 // du(q_start); rate (1), potential, force (8) and velocity Jacobian (8x8)
-// as dissipation_common; pjac (null: none) -om kd rate Hess(eps), exact
-// when exact != 0, else with the closed-form clamp.
+// as dissipation_common; qdot used only at h = 0 (rate J qdot, the limit);
+// pjac (null: none) -om kd rate Hess(eps), exact when exact != 0, else with
+// the closed-form clamp.
 WEFT_HD void stretch_dissipation_over_step(double kd, const double* q, const double* q_start,
-                                           double h, int exact, double* rate,
+                                           const double* qdot, double h, int exact, double* rate,
                                            double* potential, double* force, double* vjac,
                                            double* pjac) {
     Strain<1, 8> s;
@@ -308,7 +309,12 @@ WEFT_HD void stretch_dissipation_over_step(double kd, const double* q, const dou
     double du = q_start[7] - q_start[3];
     double eps_start = norm(dxs) / du - 1.0;
     double c = du * kd;
-    double r = (s.value[0] - eps_start) / h;
+    double r = 0.0;
+    if (h > 0.0) {
+        r = (s.value[0] - eps_start) / h;
+    } else {
+        for (int j = 0; j < 8; ++j) r += s.jac[j] * qdot[j];
+    }
     rate[0] = r;
     for (int j = 0; j < 8; ++j) force[j] = s.jac[j] * (-c * r);
     for (int i = 0; i < 8; ++i)

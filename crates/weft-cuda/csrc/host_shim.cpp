@@ -26,10 +26,10 @@ void weft_stretch_dissipation(double kd, const double* q, const double* qd, doub
     stretch_dissipation(kd, q, qd, rate, w, f, vj, pj);
 }
 
-void weft_stretch_dissipation_over_step(double kd, const double* q, const double* qs, double h,
-                                        int exact, double* rate, double* w, double* f,
-                                        double* vj, double* pj) {
-    stretch_dissipation_over_step(kd, q, qs, h, exact, rate, w, f, vj, pj);
+void weft_stretch_dissipation_over_step(double kd, const double* q, const double* qs,
+                                        const double* qd, double h, int exact, double* rate,
+                                        double* w, double* f, double* vj, double* pj) {
+    stretch_dissipation_over_step(kd, q, qs, qd, h, exact, rate, w, f, vj, pj);
 }
 
 void weft_bend_scalar_strain(const double* q, double* value, double* jac, double* hess) {

@@ -174,6 +174,7 @@ mod ffi {
             kd: f64,
             q: *const f64,
             qs: *const f64,
+            qd: *const f64,
             h: f64,
             exact: i32,
             rate: *mut f64,
@@ -579,8 +580,9 @@ pub fn stretch_dissipation(
 
 /// Stretch dissipation over one backward-Euler step of `h` (s) from
 /// `q_start` to `q` (m), the assembly kernel's form
-/// (`weft_potentials::stretch::dissipation_over_step`); `k_d` in N·s; the
-/// position Jacobian exact when `exact`, else with the closed-form clamp.
+/// (`weft_potentials::stretch::dissipation_over_step`); `k_d` in N·s;
+/// `qdot` (m/s) used only at `h = 0`; the position Jacobian exact when
+/// `exact`, else with the closed-form clamp.
 ///
 /// # Errors
 /// [`HostError::Unavailable`] without the shim.
@@ -588,6 +590,7 @@ pub fn stretch_dissipation_over_step(
     k_d: f64,
     q: &[f64; 8],
     q_start: &[f64; 8],
+    qdot: &[f64; 8],
     h: f64,
     exact: bool,
 ) -> Result<HostDissipation, HostError> {
@@ -596,6 +599,7 @@ pub fn stretch_dissipation_over_step(
             k_d,
             q.as_ptr(),
             q_start.as_ptr(),
+            qdot.as_ptr(),
             h,
             i32::from(exact),
             rate,

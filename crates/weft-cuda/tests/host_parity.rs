@@ -183,14 +183,24 @@ fn stretch_matches_weft_potentials() {
             &d,
         );
         // The assembler's form: the strain increment of a step of h.
-        let h = 1e-3;
-        let qs = q - qd * h;
-        for (exact, mode) in [(true, Hessian::Exact), (false, Hessian::Projected)] {
-            check_diss(
-                "stretch dissipation over a step",
-                &host::stretch_dissipation_over_step(kd, &arr(&q), &arr(&qs), h, exact).unwrap(),
-                &stretch::dissipation_over_step(kd, &q, &qs, h, mode),
-            );
+        // At h = 0 it is the rate form's value at q.
+        for h in [1e-3, 0.0] {
+            let qs = q - qd * h;
+            for (exact, mode) in [(true, Hessian::Exact), (false, Hessian::Projected)] {
+                check_diss(
+                    "stretch dissipation over a step",
+                    &host::stretch_dissipation_over_step(
+                        kd,
+                        &arr(&q),
+                        &arr(&qs),
+                        &arr(&qd),
+                        h,
+                        exact,
+                    )
+                    .unwrap(),
+                    &stretch::dissipation_over_step(kd, &q, &qs, &qd, h, mode),
+                );
+            }
         }
     }
     report("stretch");

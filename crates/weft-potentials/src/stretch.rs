@@ -170,7 +170,9 @@ pub fn dissipation_with_jacobian(
 /// included.
 ///
 /// `k_d` in N·s; `q`, `q_start` in m (layout in the module docs, both
-/// with `Δu > 0`, `|Δx| > 0`); `h > 0` in s. `hessian` picks the position
+/// with `Δu > 0`, `|Δx| > 0`); `h ≥ 0` in s; `qdot` (m/s) is used only at
+/// `h = 0` (a state's own dissipation, `q = q_start`), where the rate is
+/// the increment's limit `∇ε(q) q̇`. `hessian` picks the position
 /// Jacobian `-Ω k_d ε̇ ∇²ε`: exact ([`Hessian::Exact`], indefinite when
 /// `ε̇ ≠ 0`), with the stress-weighted strain Hessian clamped in closed
 /// form ([`Hessian::Projected`], [`clamped_strain_hessian`],
@@ -179,12 +181,17 @@ pub fn dissipation_over_step(
     k_d: f64,
     q: &SVector<f64, DOFS>,
     q_start: &SVector<f64, DOFS>,
+    qdot: &SVector<f64, DOFS>,
     h: f64,
     hessian: Hessian,
 ) -> Dissipation<1, DOFS> {
     let s = strain(q);
     let c = (q_start[7] - q_start[3]) * k_d;
-    let rate = (s.value[0] - strain_value(q_start)) / h;
+    let rate = if h > 0.0 {
+        (s.value[0] - strain_value(q_start)) / h
+    } else {
+        (s.jacobian * qdot)[0]
+    };
     let g = s.jacobian.transpose();
     let position_jacobian = match hessian {
         Hessian::Exact => s.hessians[0] * (-c * rate),

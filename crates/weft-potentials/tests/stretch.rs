@@ -176,19 +176,23 @@ proptest! {
         prop_assume!(dir.iter().map(|d| d * d).sum::<f64>() > 0.01);
         let h = 10f64.powf(log_h);
         let qs = config(dir, ratio, du, [0.1, 0.2, 0.3]);
-        let v = SVector::<f64, 8>::from(vel);
+        // Velocities that move the nodes by at most a tenth of the
+        // segment over the step (up to 0.5 m/s).
+        let v = SVector::<f64, 8>::from(vel) * (0.2 * du / h).min(1.0);
         let term = |v: &SVector<f64, 8>| -> SVector<f64, 8> {
             let q = qs + v * h;
-            -stretch::dissipation_over_step(K_D, &q, &qs, h, Hessian::Skip).force * h
+            -stretch::dissipation_over_step(K_D, &q, &qs, v, h, Hessian::Skip).force * h
         };
-        let d = stretch::dissipation_over_step(K_D, &(qs + v * h), &qs, h, Hessian::Exact);
+        let d = stretch::dissipation_over_step(K_D, &(qs + v * h), &qs, &v, h, Hessian::Exact);
         let analytic = -d.velocity_jacobian * h - d.position_jacobian * (h * h);
-        let fd = fd_jacobian(term, &v, 1e-6);
+        // A velocity step that moves the nodes by 1e-9 m over the step.
+        let fd = fd_jacobian(term, &v, 1e-9 / h);
         let scale = K_D * h / du;
         prop_assert!(rel_error(&fd, &analytic, scale) < 1e-6,
             "{}", rel_error(&fd, &analytic, scale));
         prop_assert!((analytic - analytic.transpose()).norm() <= 1e-12 * analytic.norm());
-        let p = stretch::dissipation_over_step(K_D, &(qs + v * h), &qs, h, Hessian::Projected);
+        let p =
+            stretch::dissipation_over_step(K_D, &(qs + v * h), &qs, &v, h, Hessian::Projected);
         let lmax = p.position_jacobian.symmetric_eigenvalues().max();
         prop_assert!(lmax <= 1e-9 * p.position_jacobian.norm().max(1e-300), "{lmax}");
     }
@@ -214,11 +218,11 @@ fn dissipation_over_step_is_zero_for_rigid_motion_and_first_order_in_h() {
         }
         q[4 * a + 3] += 0.3e-3; // sliding by 0.3 mm
     }
-    let d = stretch::dissipation_over_step(K_D, &q, &qs, h, Hessian::Exact);
+    let qdot = (q - qs) / h;
+    let d = stretch::dissipation_over_step(K_D, &q, &qs, &qdot, h, Hessian::Exact);
     let scale = K_D * 2e-3 / 2e-3; // |f| for a unit strain rate
     assert!(d.strain_rate[0].abs() < 1e-12, "{}", d.strain_rate[0]);
     assert!(d.force.norm() < 1e-12 * scale);
-    let qdot = (q - qs) / h;
     let rate_form = dissipation(K_D, &stretch::strain(&q), &stretch::measure(&q), &qdot);
     assert!(
         rate_form.strain_rate[0].abs() > 1.0,
@@ -233,10 +237,17 @@ fn dissipation_over_step_is_zero_for_rigid_motion_and_first_order_in_h() {
     let qdot = SVector::from([0.0, 0.0, 0.0, 0.0, vb.x, vb.y, vb.z, 0.0]);
     let gap = |h: f64| {
         let q = qs + qdot * h;
-        let a = stretch::dissipation_over_step(K_D, &q, &qs, h, Hessian::Skip).strain_rate[0];
+        let a =
+            stretch::dissipation_over_step(K_D, &q, &qs, &qdot, h, Hessian::Skip).strain_rate[0];
         let b = dissipation(K_D, &stretch::strain(&q), &stretch::measure(&q), &qdot).strain_rate[0];
         (a - b).abs()
     };
     let (g1, g2) = (gap(1e-3), gap(1e-4));
     assert!(g1 > 0.0 && (g1 / g2 - 10.0).abs() < 0.5, "{g1} {g2}");
+    // At h = 0 (a state's own dissipation) it is the rate form at q.
+    let at = stretch::dissipation_over_step(K_D, &qs, &qs, &qdot, 0.0, Hessian::Skip);
+    let rate_form = dissipation(K_D, &stretch::strain(&qs), &stretch::measure(&qs), &qdot);
+    assert_eq!(at.strain_rate, rate_form.strain_rate);
+    assert!((at.force - rate_form.force).norm() <= 1e-15 * rate_form.force.norm());
+    assert!((at.potential - rate_form.potential).abs() <= 1e-15 * rate_form.potential);
 }

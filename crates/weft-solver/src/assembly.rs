@@ -774,7 +774,8 @@ impl Assembler {
                         // symmetric Jacobian (stretch::dissipation_over_step).
                         let qs = gather_relative(q_n, v, 0.0, &[s.a, s.b], &map);
                         let jac = if dx { mode } else { Hessian::Skip };
-                        let d = stretch::dissipation_over_step(mp.kd.stretch, &qe, &qs, h, jac);
+                        let d =
+                            stretch::dissipation_over_step(mp.kd.stretch, &qe, &qs, &ve, h, jac);
                         fe += d.force;
                         ae -= d.velocity_jacobian * h + d.position_jacobian * (h * h);
                         en.dissipation_power += 2.0 * d.potential;

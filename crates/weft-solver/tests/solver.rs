@@ -187,6 +187,15 @@ fn stretch_damping_matrix_is_exact_in_motion() {
         let err = (&fd - &ad).norm() / ad.norm();
         assert!(err < 1e-6, "trial {trial}: relative error {err}");
     }
+    // A state's own dissipation (h = 0, as `Simulation::energies` asks
+    // for it) takes the rate `∇ε q̇`, the increment's limit: finite and
+    // positive for this stretching motion.
+    let (e, _) = asm.assemble(&q_n, &v, &v, 0.0, &anchors, &mut res, false);
+    assert!(
+        e.dissipation_power.is_finite() && e.dissipation_power > 0.0,
+        "dissipation power at h = 0: {} W",
+        e.dissipation_power
+    );
 }
 
 /// The assembled matrix is the derivative of the assembled residual,
