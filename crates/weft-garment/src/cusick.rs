@@ -462,7 +462,7 @@ pub fn cusick(opts: &CusickOptions, progress: &mut dyn Progress) -> Result<Cusic
             })
             .collect(),
     );
-    let w = weave_outline(&outline, [s, s], 0.0, 0.25);
+    let w = weave_outline(&outline, [s, s], 0.0, 0.25, &[true]);
     let material = opts.material.material(s, false);
     let overhang = rs - rd;
     let nodes: Vec<PanelNode> = w

@@ -76,9 +76,11 @@ pub struct WeaveOptions {
     /// Free the arc-length coordinates of crossings (sliding yarns).
     pub sliding: bool,
     /// Shortest segment next to a yarn end, as a fraction of the spacing, in
-    /// `[0, 1)`: a crossing closer than this to the yarn end beyond it is
-    /// taken off that yarn (see [`crate::weave::weave_outline`]); 0 keeps
-    /// every crossing, and segments then can be a few µm long.
+    /// `[0, 1)`. Where a yarn end lies closer than this past a crossing, on
+    /// a sewn edge the crossing is taken off that yarn, and on an unsewn edge
+    /// (a hem, a neckline) the short stub is cut off so the crossing is the
+    /// yarn's end (see [`crate::weave::weave_outline`]); 0 keeps every
+    /// crossing and end, and segments then can be a few µm long.
     pub min_end_segment: f64,
     /// Vertical placement correction.
     pub vertical_offset: VerticalOffset,
@@ -363,6 +365,15 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
             .grain_deg
             .get(&panel.name)
             .unwrap_or(&opts.default_grain_deg);
+        let pi = woven.len();
+        let free_edges: Vec<bool> = (0..panel.edges.len())
+            .map(|k| {
+                !pattern
+                    .stitches
+                    .iter()
+                    .any(|st| [st.a, st.b].iter().any(|e| e.panel == pi && e.edge == k))
+            })
+            .collect();
         let mut halvings = 0;
         let mut w;
         loop {
@@ -372,6 +383,7 @@ pub fn weave_garment(pattern: &Pattern, opts: &WeaveOptions) -> Result<Garment, 
                 [opts.spacing[0] * f, opts.spacing[1] * f],
                 grain.to_radians(),
                 opts.min_end_segment,
+                &free_edges,
             );
             if (w.warp.len() >= 2 && w.weft.len() >= 2) || halvings >= opts.narrow_panel_halvings {
                 break;

@@ -17,11 +17,13 @@
 //! a yarn piece), so a concave panel gives several pieces per line. Every
 //! piece starts and ends on the outline: there a yarn-end node sits, unless
 //! a grid point lies within the merge tolerance of the cut, in which case
-//! that grid point is the end (the patch case). Interior grid points covered
-//! by a warp piece and a weft piece are crossings; with the plain weave the
-//! warp passes over the weft (`crimp = +1`) where `i + j` is even. A piece
-//! that crosses no yarn of the other family (a sliver cut off a corner) is
-//! dropped: nothing would hold it in the cloth.
+//! that grid point is the end (the patch case), or the cut lies on a free
+//! (unsewn) edge less than the shortest end segment past the grid point (see
+//! [`weave_outline`]), in which case the grid point is the end too. Interior
+//! grid points covered by a warp piece and a weft piece are crossings; with
+//! the plain weave the warp passes over the weft (`crimp = +1`) where `i + j`
+//! is even. A piece that crosses no yarn of the other family (a sliver cut
+//! off a corner) is dropped: nothing would hold it in the cloth.
 //!
 //! Rest arc-length coordinates: `u = b - b_min` along warp pieces and
 //! `v = a - a_min` along weft pieces (m), `a_min`, `b_min` the outline's
@@ -56,8 +58,10 @@ pub struct PanelWeave {
     pub weft: Vec<Vec<usize>>,
     /// Grid line index `j` of each weft piece.
     pub weft_line: Vec<i64>,
-    /// Per node, its arc-length position along the outline (m) if it is the
-    /// end of some yarn piece (then it lies on the outline), else `None`.
+    /// Per node, if it is the end of some yarn piece, the arc-length position
+    /// (m) of the closest outline point (the node lies on the outline, or on a
+    /// free edge's side of it less than the shortest end segment away), else
+    /// `None`.
     pub outline_pos: Vec<Option<f64>>,
     /// Pieces dropped because they cross no yarn of the other family.
     pub dropped_stubs: usize,
@@ -80,7 +84,7 @@ impl PanelWeave {
         on.iter().filter(|o| o[0] && o[1]).count()
     }
 
-    /// Nodes that end at least one yarn piece (all on the outline).
+    /// Nodes that end at least one yarn piece (on or next to the outline).
     pub fn end_nodes(&self) -> usize {
         self.outline_pos.iter().filter(|p| p.is_some()).count()
     }
@@ -159,48 +163,70 @@ fn inside_or_on(poly: &[[f64; 2]], p: [f64; 2]) -> bool {
     inside
 }
 
-/// The grid points (indices `g`, at `g·s` along the line) of a piece `iv`
-/// without those closer than `min_end` (m) to a piece end (but not within
-/// `mtol` of it, where the grid point *is* the end).
-fn trim_grid(grid: &[i64], iv: [f64; 2], s: f64, mtol: f64, min_end: f64) -> &[i64] {
-    let near = |d: f64| d > mtol && d < min_end;
-    let mut g = grid;
-    while let Some(&first) = g.first() {
-        if !near(first as f64 * s - iv[0]) {
-            break;
-        }
-        g = &g[1..];
-    }
-    while let Some(&last) = g.last() {
-        if !near(iv[1] - last as f64 * s) {
-            break;
-        }
-        g = &g[..g.len() - 1];
-    }
-    g
-}
-
-/// The node keys of a piece `iv` through the grid points `grid` (indices at
-/// `g·s` along the line, increasing): an end node at each piece end unless a
-/// grid point lies within `mtol` of it; empty when no grid point is left (the
-/// piece crosses no other yarn).
-fn piece_keys(
+/// Where a piece's end lies within `min_end` (m) of its last grid point
+/// (but not within `mtol` of it, where the grid point *is* the end), the
+/// piece is shortened so that no end segment is shorter than `min_end`: on a
+/// stitched end the grid point is taken off the piece (the end stays on the
+/// outline, where the seam ties it); on a free end (`free[k]`, an unstitched
+/// edge such as a hem) the short stub past the grid point is cut off and the
+/// grid point becomes the end, so the crossing stays on both yarns.
+///
+/// `grid`: indices `g` of the piece's grid points, at `g·s` along the line,
+/// increasing; `iv`: the piece's `[start, end]` along the line. Returns the
+/// grid points kept and, per end, whether it gets its own end node.
+fn trim_piece(
     grid: &[i64],
     iv: [f64; 2],
     s: f64,
     mtol: f64,
+    min_end: f64,
+    free: [bool; 2],
+) -> (&[i64], [bool; 2]) {
+    let near = |d: f64| d > mtol && d < min_end;
+    let mut g = grid;
+    let mut own = [true; 2];
+    for k in 0..2 {
+        while let (Some(&first), Some(&last)) = (g.first(), g.last()) {
+            let d = if k == 0 {
+                first as f64 * s - iv[0]
+            } else {
+                iv[1] - last as f64 * s
+            };
+            if d <= mtol {
+                own[k] = false;
+                break;
+            }
+            if !near(d) {
+                break;
+            }
+            if free[k] {
+                own[k] = false;
+                break;
+            }
+            g = if k == 0 { &g[1..] } else { &g[..g.len() - 1] };
+        }
+    }
+    (g, own)
+}
+
+/// The node keys of a piece through the grid points `grid` (increasing): an
+/// end node at each end `k` with `own[k]` (see [`trim_piece`]); empty when
+/// no grid point is left (the piece crosses no other yarn).
+fn piece_keys(
+    grid: &[i64],
+    own: [bool; 2],
     end: impl Fn(u8) -> Key,
     point: impl Fn(i64) -> Key,
 ) -> Vec<Key> {
-    let (Some(&first), Some(&last)) = (grid.first(), grid.last()) else {
+    if grid.is_empty() {
         return vec![];
-    };
+    }
     let mut out = Vec::with_capacity(grid.len() + 2);
-    if first as f64 * s - iv[0] > mtol {
+    if own[0] {
         out.push(end(0));
     }
     out.extend(grid.iter().map(|&g| point(g)));
-    if iv[1] - last as f64 * s > mtol {
+    if own[1] {
         out.push(end(1));
     }
     out
@@ -220,12 +246,28 @@ enum Key {
 /// rotated by `grain` radians (see the module docs).
 ///
 /// `min_end` (fraction of the spacing across the yarn's path, in `[0, 1)`):
-/// where a yarn end on the outline lies closer than `min_end · s` (but not
-/// within the merge tolerance) to the last crossing before it, that
-/// crossing is taken off this yarn (the grid point stays on the other yarn),
-/// so no segment next to a yarn end is shorter than `min_end · s`; 0 keeps
-/// every crossing.
-pub fn weave_outline(outline: &Outline, spacing: [f64; 2], grain: f64, min_end: f64) -> PanelWeave {
+/// no segment next to a yarn end is shorter than `min_end · s`. Where a yarn
+/// end lies closer than that (but not within the merge tolerance) to the
+/// last crossing before it:
+/// - on an edge with `free_edges[k]` (not sewn: a hem, a neckline, a
+///   specimen's rim) the short stub is cut off and the crossing becomes the
+///   yarn's end, so the yarn running along that edge keeps its crossings
+///   (taking them off it would leave it held at a few points and hanging
+///   below the edge);
+/// - on any other edge (sewn; `free_edges` shorter than the outline's edge
+///   count counts the missing ones as sewn) that crossing is taken off this
+///   yarn (the grid point stays on the other yarn) and the end stays on the
+///   outline, where a seam ties it.
+///
+/// An end at a corner is free only if every edge meeting there is. 0 keeps
+/// every crossing and every end.
+pub fn weave_outline(
+    outline: &Outline,
+    spacing: [f64; 2],
+    grain: f64,
+    min_end: f64,
+    free_edges: &[bool],
+) -> PanelWeave {
     let (sn, cs) = grain.sin_cos();
     let f = [cs, sn];
     let w = [-sn, cs];
@@ -279,18 +321,24 @@ pub fn weave_outline(outline: &Outline, spacing: [f64; 2], grain: f64, min_end: 
             }
         }
     }
+    // Whether a piece end (panel coordinates) lies on free edges only.
+    let is_free = |p: [f64; 2]| {
+        let s = outline.locate(p).1;
+        let tol = 1e-7;
+        outline.edge_range.iter().enumerate().all(|(k, r)| {
+            let on = [s, s - outline.length, s + outline.length]
+                .iter()
+                .any(|&q| q >= r[0] - tol && q <= r[1] + tol);
+            !on || free_edges.get(k).copied().unwrap_or(false)
+        })
+    };
     let mut dropped = 0;
     let mut warp_keys: Vec<(i64, Vec<Key>)> = vec![];
     for (wp, &(i, iv)) in warp_p.iter().enumerate() {
-        let grid = trim_grid(&warp_grid[wp], iv, sf, mtol, min_end * sf);
-        let ks = piece_keys(
-            grid,
-            iv,
-            sf,
-            mtol,
-            |e| Key::WarpEnd(wp, e),
-            |j| Key::Grid(i, j),
-        );
+        let a = i as f64 * sw;
+        let free = [is_free(from_ab(a, iv[0])), is_free(from_ab(a, iv[1]))];
+        let (grid, own) = trim_piece(&warp_grid[wp], iv, sf, mtol, min_end * sf, free);
+        let ks = piece_keys(grid, own, |e| Key::WarpEnd(wp, e), |j| Key::Grid(i, j));
         if ks.len() >= 2 {
             warp_keys.push((i, ks));
         } else {
@@ -301,15 +349,10 @@ pub fn weave_outline(outline: &Outline, spacing: [f64; 2], grain: f64, min_end: 
     for (q, &(j, iv)) in weft_p.iter().enumerate() {
         let mut g = weft_grid[q].clone();
         g.sort_unstable();
-        let grid = trim_grid(&g, iv, sw, mtol, min_end * sw);
-        let ks = piece_keys(
-            grid,
-            iv,
-            sw,
-            mtol,
-            |e| Key::WeftEnd(q, e),
-            |i| Key::Grid(i, j),
-        );
+        let b = j as f64 * sf;
+        let free = [is_free(from_ab(iv[0], b)), is_free(from_ab(iv[1], b))];
+        let (grid, own) = trim_piece(&g, iv, sw, mtol, min_end * sw, free);
+        let ks = piece_keys(grid, own, |e| Key::WeftEnd(q, e), |i| Key::Grid(i, j));
         if ks.len() >= 2 {
             weft_keys.push((j, ks));
         } else {

@@ -12,6 +12,12 @@ use weft_pattern::{Pattern, VerticalOffset, WeaveOptions, weave_garment};
 
 /// A one-panel pattern with the given vertices (cm) and straight edges.
 fn polygon_pattern(vertices: &[[f64; 2]]) -> Pattern {
+    sewn_polygon_pattern(vertices, &[])
+}
+
+/// A one-panel pattern with the given vertices (cm) and straight edges, and
+/// stitches between pairs of its own edges (edge `k` runs from vertex `k`).
+fn sewn_polygon_pattern(vertices: &[[f64; 2]], stitches: &[[usize; 2]]) -> Pattern {
     let edges: Vec<String> = (0..vertices.len())
         .map(|i| format!("{{\"endpoints\": [{i}, {}]}}", (i + 1) % vertices.len()))
         .collect();
@@ -19,12 +25,17 @@ fn polygon_pattern(vertices: &[[f64; 2]]) -> Pattern {
         .iter()
         .map(|v| format!("[{}, {}]", v[0], v[1]))
         .collect();
+    let stitches: Vec<String> = stitches
+        .iter()
+        .map(|[a, b]| format!(r#"[{{"panel": "p", "edge": {a}}}, {{"panel": "p", "edge": {b}}}]"#))
+        .collect();
     let text = format!(
         r#"{{"properties": {{"units_in_meter": 100}},
             "pattern": {{"panels": {{"p": {{"translation": [0, 0, 0], "rotation": [0, 0, 0],
-            "vertices": [{}], "edges": [{}]}}}}, "stitches": []}}}}"#,
+            "vertices": [{}], "edges": [{}]}}}}, "stitches": [{}]}}}}"#,
         verts.join(", "),
-        edges.join(", ")
+        edges.join(", "),
+        stitches.join(", ")
     );
     Pattern::from_str(&text, "inline.json").unwrap()
 }
@@ -127,7 +138,7 @@ fn concave_panel_gives_several_pieces_per_line() {
         [0.0, 10.0],
     ]);
     let o = Outline::new(&p.panels[0], 2e-4);
-    let w = weave_outline(&o, [0.01, 0.01], 0.0, 0.2);
+    let w = weave_outline(&o, [0.01, 0.01], 0.0, 0.2, &[]);
     // Weft lines y = 0..4 cm: one piece; y = 5..10 cm: two (left and right prong).
     let pieces_on = |j: i64| w.weft_line.iter().filter(|&&l| l == j).count();
     for j in 0..=4 {
@@ -167,7 +178,7 @@ fn concave_panel_off_grid_has_separate_end_nodes() {
         [0.0, 10.0],
     ]);
     let o = Outline::new(&p.panels[0], 2e-4);
-    let w = weave_outline(&o, [0.01, 0.01], 0.0, 0.2);
+    let w = weave_outline(&o, [0.01, 0.01], 0.0, 0.2, &[]);
     // Weft line y = 5 cm meets the notch sides at x = 5 -/+ 5*2.5/7.5 cm:
     // two pieces, the inner ends at x = 3.333 and 6.667 cm.
     let ends: Vec<[f64; 2]> = w
@@ -245,9 +256,11 @@ fn real_panels_rest_lengths_and_yarn_length() {
 }
 
 #[test]
-fn min_end_segment_takes_a_crossing_off_a_yarn_end() {
-    // 5.05 cm wide: the weft yarns end 0.5 mm past the warp yarn at x = 5 cm.
-    let p = polygon_pattern(&[[0.0, 0.0], [5.05, 0.0], [5.05, 8.0], [0.0, 8.0]]);
+fn min_end_segment_takes_a_crossing_off_a_yarn_end_on_a_sewn_edge() {
+    // 5.05 cm wide: the weft yarns end 0.5 mm past the warp yarn at x = 5 cm,
+    // on the right edge (edge 1), sewn to the left one (edge 3) as a tube.
+    let verts = [[0.0, 0.0], [5.05, 0.0], [5.05, 8.0], [0.0, 8.0]];
+    let p = sewn_polygon_pattern(&verts, &[[1, 3]]);
     let mut o = opts(0.01);
     o.min_end_segment = 0.0;
     let keep = weave_garment(&p, &o).unwrap();
@@ -271,7 +284,8 @@ fn min_end_segment_takes_a_crossing_off_a_yarn_end() {
         r.shortest_segment
     );
     let f = &drop.fabric;
-    // Each weft yarn's last segment runs from x = 4 cm to its end at 5.05 cm.
+    // Each weft yarn's last segment runs from x = 4 cm to its end at 5.05 cm,
+    // on the sewn edge, where the seam ties it.
     for y in f
         .yarns
         .iter()
@@ -280,11 +294,59 @@ fn min_end_segment_takes_a_crossing_off_a_yarn_end() {
         let (a, b) = (y.nodes[y.nodes.len() - 2], y.nodes[y.nodes.len() - 1]);
         let dv = f.initial.v[b] - f.initial.v[a];
         assert!((dv - 0.0105).abs() < 1e-12, "{}: {dv}", y.label());
+        assert!((f.initial.x[b].x - 0.0505).abs() < 1e-12);
     }
     let on_x5 = (0..f.node_count())
         .filter(|&n| (f.initial.x[n].x - 0.05).abs() < 1e-12)
         .count();
     assert_eq!(on_x5, 0);
+    assert_eq!(drop.panels[0].edges[1].end_nodes.len(), 9);
+    assert_eq!(drop.stitches[0].ends, [9, 9]);
+}
+
+#[test]
+fn min_end_segment_cuts_the_stub_off_a_yarn_end_on_a_free_edge() {
+    // The same panel unsewn: the right edge is free, as a hem is. The 0.5 mm
+    // stubs past x = 5 cm are cut off, so every weft yarn ends at its
+    // crossing with the warp yarn at x = 5 cm, which keeps all 9 crossings
+    // (taking them off would leave that warp yarn crossing nothing).
+    let p = polygon_pattern(&[[0.0, 0.0], [5.05, 0.0], [5.05, 8.0], [0.0, 8.0]]);
+    let mut o = opts(0.01);
+    o.min_end_segment = 0.2;
+    let g = weave_garment(&p, &o).unwrap();
+    let r = &g.panels[0];
+    assert_eq!((r.crossings, r.nodes), (54, 54));
+    assert_eq!(r.dropped_stubs, 0);
+    assert!(
+        (r.shortest_segment - 0.01).abs() < 1e-12,
+        "{}",
+        r.shortest_segment
+    );
+    let f = &g.fabric;
+    for y in f
+        .yarns
+        .iter()
+        .filter(|y| y.family == weft_core::Family::Weft)
+    {
+        let end = y.nodes[y.nodes.len() - 1];
+        assert!((f.initial.x[end].x - 0.05).abs() < 1e-12, "{}", y.label());
+        assert!(f.node_yarns[end][0].is_some() && f.node_yarns[end][1].is_some());
+    }
+    // The cut ends still count as the right edge's yarn ends, 0.5 mm inside
+    // it, but for the two at y = 0 and 8 cm, which lie on the bottom and top
+    // edges.
+    let right = &g.panels[0].edges[1];
+    assert_eq!(right.end_nodes.len(), 7);
+    // Without the shortest end segment the free edge keeps its stubs.
+    o.min_end_segment = 0.0;
+    let keep = weave_garment(&p, &o).unwrap();
+    assert_eq!((keep.panels[0].crossings, keep.panels[0].nodes), (54, 63));
+}
+
+#[test]
+fn min_end_segment_must_be_below_one_spacing() {
+    let p = polygon_pattern(&[[0.0, 0.0], [5.05, 0.0], [5.05, 8.0], [0.0, 8.0]]);
+    let mut o = opts(0.01);
     o.min_end_segment = 1.0;
     let e = weave_garment(&p, &o).unwrap_err().to_string();
     assert!(e.contains("min_end_segment"), "{e}");
