@@ -177,10 +177,18 @@ pub struct DrapeOptions {
     /// (mm): front/back layers, sleeve/torso. Its distance is the larger of
     /// the yarns' `2R + margin` and [`crate::pipeline::LAYER_THICKNESS`]
     /// times the level's spacing, so that a yarn cannot thread a cell of
-    /// another layer ([`crate::pipeline::layer_self_collision`]). At coarse
-    /// levels that costs many more time steps (the A-line skirt at 60 mm:
-    /// 2,720 steps against 399, and no yarn through the fabric against 86
-    /// at 30 mm; BENCHMARKS.md), hence the default. Default 4; 0 turns it
+    /// another layer ([`crate::pipeline::layer_self_collision`]), repelling
+    /// under the C² cubic law ([`weft_solver::collide::RepulsionLaw::Cubic`]).
+    /// Under the quadratic law it cost many more time steps at coarse
+    /// levels (the A-line skirt at 40 mm: 2,476 steps against 541); under
+    /// the cubic law 386, and the skirt refined to 20 mm ends with no
+    /// segment through its own fabric, against 20 without (BENCHMARKS.md).
+    /// A level that turns it on inherits the coarser levels' state, layers
+    /// already through each other included (under the quadratic law, on at
+    /// 10 mm over a 20 mm level without it, the time step collapsed), so set
+    /// it at or above the
+    /// coarsest spacing to have it everywhere. Default 4 (not yet raised:
+    /// the garments at the finer levels are unmeasured with it); 0 turns it
     /// off.
     pub self_collision_below_mm: f64,
     /// The `shell` model's self-collision at every level, whatever
