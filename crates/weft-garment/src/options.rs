@@ -186,10 +186,9 @@ pub struct DrapeOptions {
     /// A level that turns it on inherits the coarser levels' state, layers
     /// already through each other included (under the quadratic law, on at
     /// 10 mm over a 20 mm level without it, the time step collapsed), so set
-    /// it at or above the
-    /// coarsest spacing to have it everywhere. Default 4 (not yet raised:
-    /// the garments at the finer levels are unmeasured with it); 0 turns it
-    /// off.
+    /// it at or above the coarsest spacing to have it everywhere. Default 4
+    /// (not yet raised: most garments are unmeasured with it on every
+    /// level); 0 turns it off.
     pub self_collision_below_mm: f64,
     /// The `shell` model's self-collision at every level, whatever
     /// [`Self::self_collision_below_mm`]: vertex–face and edge–edge
