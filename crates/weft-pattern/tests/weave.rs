@@ -255,22 +255,37 @@ fn real_panels_rest_lengths_and_yarn_length() {
     }
 }
 
+/// A 5.05 cm x 8 cm rectangle (cm): at 1 cm spacing its weft yarns end
+/// 0.5 mm past the warp yarn at x = 5 cm, on the right edge (edge 1).
+const RECT_5_05: [[f64; 2]; 4] = [[0.0, 0.0], [5.05, 0.0], [5.05, 8.0], [0.0, 8.0]];
+
+/// The weft yarns of a fabric.
+fn weft_yarns(f: &weft_core::Fabric) -> impl Iterator<Item = &weft_core::Yarn> {
+    f.yarns
+        .iter()
+        .filter(|y| y.family == weft_core::Family::Weft)
+}
+
+/// Asserts a panel's shortest rest segment (m) to 1e-12.
+fn assert_shortest_segment(r: &weft_pattern::PanelReport, expected: f64) {
+    assert!(
+        (r.shortest_segment - expected).abs() < 1e-12,
+        "{}",
+        r.shortest_segment
+    );
+}
+
 #[test]
 fn min_end_segment_takes_a_crossing_off_a_yarn_end_on_a_sewn_edge() {
     // 5.05 cm wide: the weft yarns end 0.5 mm past the warp yarn at x = 5 cm,
     // on the right edge (edge 1), sewn to the left one (edge 3) as a tube.
-    let verts = [[0.0, 0.0], [5.05, 0.0], [5.05, 8.0], [0.0, 8.0]];
-    let p = sewn_polygon_pattern(&verts, &[[1, 3]]);
+    let p = sewn_polygon_pattern(&RECT_5_05, &[[1, 3]]);
     let mut o = opts(0.01);
     o.min_end_segment = 0.0;
     let keep = weave_garment(&p, &o).unwrap();
     let r = &keep.panels[0];
     assert_eq!((r.crossings, r.nodes), (54, 63));
-    assert!(
-        (r.shortest_segment - 0.0005).abs() < 1e-12,
-        "{}",
-        r.shortest_segment
-    );
+    assert_shortest_segment(r, 0.0005);
     o.min_end_segment = 0.2;
     let drop = weave_garment(&p, &o).unwrap();
     let r = &drop.panels[0];
@@ -278,19 +293,11 @@ fn min_end_segment_takes_a_crossing_off_a_yarn_end_on_a_sewn_edge() {
     // yarn at x = 5 cm crosses nothing and is dropped (it would hang free).
     assert_eq!((r.crossings, r.nodes), (45, 54));
     assert_eq!(r.dropped_stubs, 1);
-    assert!(
-        (r.shortest_segment - 0.01).abs() < 1e-12,
-        "{}",
-        r.shortest_segment
-    );
+    assert_shortest_segment(r, 0.01);
     let f = &drop.fabric;
     // Each weft yarn's last segment runs from x = 4 cm to its end at 5.05 cm,
     // on the sewn edge, where the seam ties it.
-    for y in f
-        .yarns
-        .iter()
-        .filter(|y| y.family == weft_core::Family::Weft)
-    {
+    for y in weft_yarns(f) {
         let (a, b) = (y.nodes[y.nodes.len() - 2], y.nodes[y.nodes.len() - 1]);
         let dv = f.initial.v[b] - f.initial.v[a];
         assert!((dv - 0.0105).abs() < 1e-12, "{}: {dv}", y.label());
@@ -310,24 +317,16 @@ fn min_end_segment_cuts_the_stub_off_a_yarn_end_on_a_free_edge() {
     // stubs past x = 5 cm are cut off, so every weft yarn ends at its
     // crossing with the warp yarn at x = 5 cm, which keeps all 9 crossings
     // (taking them off would leave that warp yarn crossing nothing).
-    let p = polygon_pattern(&[[0.0, 0.0], [5.05, 0.0], [5.05, 8.0], [0.0, 8.0]]);
+    let p = polygon_pattern(&RECT_5_05);
     let mut o = opts(0.01);
     o.min_end_segment = 0.2;
     let g = weave_garment(&p, &o).unwrap();
     let r = &g.panels[0];
     assert_eq!((r.crossings, r.nodes), (54, 54));
     assert_eq!(r.dropped_stubs, 0);
-    assert!(
-        (r.shortest_segment - 0.01).abs() < 1e-12,
-        "{}",
-        r.shortest_segment
-    );
+    assert_shortest_segment(r, 0.01);
     let f = &g.fabric;
-    for y in f
-        .yarns
-        .iter()
-        .filter(|y| y.family == weft_core::Family::Weft)
-    {
+    for y in weft_yarns(f) {
         let end = y.nodes[y.nodes.len() - 1];
         assert!((f.initial.x[end].x - 0.05).abs() < 1e-12, "{}", y.label());
         assert!(f.node_yarns[end][0].is_some() && f.node_yarns[end][1].is_some());
@@ -345,7 +344,7 @@ fn min_end_segment_cuts_the_stub_off_a_yarn_end_on_a_free_edge() {
 
 #[test]
 fn min_end_segment_must_be_below_one_spacing() {
-    let p = polygon_pattern(&[[0.0, 0.0], [5.05, 0.0], [5.05, 8.0], [0.0, 8.0]]);
+    let p = polygon_pattern(&RECT_5_05);
     let mut o = opts(0.01);
     o.min_end_segment = 1.0;
     let e = weave_garment(&p, &o).unwrap_err().to_string();
