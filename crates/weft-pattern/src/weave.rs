@@ -167,7 +167,7 @@ fn inside_or_on(poly: &[[f64; 2]], p: [f64; 2]) -> bool {
 /// (but not within `mtol` of it, where the grid point *is* the end), the
 /// piece is shortened so that no end segment is shorter than `min_end`: on a
 /// stitched end the grid point is taken off the piece (the end stays on the
-/// outline, where the seam ties it); on a free end (`free[k]`, an unstitched
+/// outline, where the seam ties it); on a free end (`free(k)`, an unstitched
 /// edge such as a hem) the short stub past the grid point is cut off and the
 /// grid point becomes the end, so the crossing stays on both yarns.
 ///
@@ -180,9 +180,8 @@ fn trim_piece(
     s: f64,
     mtol: f64,
     min_end: f64,
-    free: [bool; 2],
+    free: impl Fn(usize) -> bool,
 ) -> (&[i64], [bool; 2]) {
-    let near = |d: f64| d > mtol && d < min_end;
     let mut g = grid;
     let mut own = [true; 2];
     for k in 0..2 {
@@ -192,15 +191,12 @@ fn trim_piece(
             } else {
                 iv[1] - last as f64 * s
             };
-            if d <= mtol {
+            if d <= mtol || (d < min_end && free(k)) {
+                // The grid point is the end.
                 own[k] = false;
                 break;
             }
-            if !near(d) {
-                break;
-            }
-            if free[k] {
-                own[k] = false;
+            if d >= min_end {
                 break;
             }
             g = if k == 0 { &g[1..] } else { &g[..g.len() - 1] };
@@ -336,7 +332,8 @@ pub fn weave_outline(
     let mut warp_keys: Vec<(i64, Vec<Key>)> = vec![];
     for (wp, &(i, iv)) in warp_p.iter().enumerate() {
         let a = i as f64 * sw;
-        let free = [is_free(from_ab(a, iv[0])), is_free(from_ab(a, iv[1]))];
+        // Whether an end is free is asked only where it lies near a crossing.
+        let free = |k: usize| is_free(from_ab(a, iv[k]));
         let (grid, own) = trim_piece(&warp_grid[wp], iv, sf, mtol, min_end * sf, free);
         let ks = piece_keys(grid, own, |e| Key::WarpEnd(wp, e), |j| Key::Grid(i, j));
         if ks.len() >= 2 {
@@ -350,7 +347,7 @@ pub fn weave_outline(
         let mut g = weft_grid[q].clone();
         g.sort_unstable();
         let b = j as f64 * sf;
-        let free = [is_free(from_ab(iv[0], b)), is_free(from_ab(iv[1], b))];
+        let free = |k: usize| is_free(from_ab(iv[k], b));
         let (grid, own) = trim_piece(&g, iv, sw, mtol, min_end * sw, free);
         let ks = piece_keys(grid, own, |e| Key::WeftEnd(q, e), |i| Key::Grid(i, j));
         if ks.len() >= 2 {
