@@ -184,11 +184,14 @@ pub struct DrapeOptions {
     /// the cubic law 386, and the skirt refined to 20 mm ends with no
     /// segment through its own fabric, against 20 without (BENCHMARKS.md).
     /// A level that turns it on inherits the coarser levels' state, layers
-    /// already through each other included (under the quadratic law, on at
-    /// 10 mm over a 20 mm level without it, the time step collapsed), so set
-    /// it at or above the coarsest spacing to have it everywhere. Default 4
-    /// (not yet raised: most garments are unmeasured with it on every
-    /// level); 0 turns it off.
+    /// already through each other included, so set it at or above the
+    /// coarsest spacing to have it everywhere: the five shared patterns at
+    /// 40 mm then end with nothing through (the shirt: 6 without). Default
+    /// 4, not yet raised: with it on every level the skirt's 10 mm level
+    /// stalls on a bending element held at the small-angle strain switch
+    /// (`weft_potentials::bending::DEFAULT_THRESHOLD`, 5°, where the force
+    /// jumps), which self-collision's path led to (BENCHMARKS.md,
+    /// forty-first session). 0 turns it off.
     pub self_collision_below_mm: f64,
     /// The `shell` model's self-collision at every level, whatever
     /// [`Self::self_collision_below_mm`]: vertex–face and edge–edge

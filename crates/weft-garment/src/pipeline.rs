@@ -1329,10 +1329,7 @@ impl<'a> Run<'a> {
                     (d0, det.map_err(option_error)?, RepulsionLaw::Cubic)
                 } else {
                     // The woven fabric's yarn segments, under the C² cubic
-                    // law: with the quadratic law's stiffness jump at `d0`
-                    // the skirt at 40 mm took 26,744 Newton iterations
-                    // (2,476 steps), with the cubic 2,053 (386), about a
-                    // drape without self-collision (BENCHMARKS.md).
+                    // law (DrapeOptions::self_collision_below_mm says why).
                     let d0 = (2.0 * radius + margin).max(LAYER_THICKNESS * s);
                     let det = layer_self_collision(&garment.fabric, &ties, d0);
                     (d0, det.map_err(option_error)?, RepulsionLaw::Cubic)
