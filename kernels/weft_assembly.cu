@@ -325,8 +325,9 @@ __device__ __forceinline__ const double* elastic_terms(int exact_hessians, int r
 
 // Bending: bend_nodes 3 per element (centre, next, prev), bend_slot the
 // yarn's arc-length slot, bend_blocks 9 per element (node pairs row-major
-// over (centre, next, prev)); threshold: small-angle switch (rad);
-// jacobian_flags: see the top of this file.
+// over (centre, next, prev)); threshold: small-angle switch (rad), applied
+// to each element's angle at q_n and held over the step
+// (bend_step_threshold); jacobian_flags: see the top of this file.
 extern "C" __global__ void weft_assemble_bending(
     const unsigned* elems, int count, const unsigned* bend_nodes, const int* bend_slot,
     const unsigned* bend_material, const unsigned* bend_blocks, const GpuMaterial* materials,
@@ -343,20 +344,23 @@ extern "C" __global__ void weft_assemble_bending(
         double qe[12], ve[12];
         gather_relative<12, 3>(q_n, v, h, nodes, slot, qe);
         gather<12, 3>(v, nodes, slot, ve);
+        double qs[12];
+        gather_relative<12, 3>(q_n, v, 0.0, nodes, slot, qs);
+        const double th = bend_step_threshold(qs, threshold);
         double e, g[12], k[144], kr[144], kv[12];
         const double* kp = elastic_terms<12>(
             exact_hessians, mp.rayleigh,
             [&](double* e_, double* g_, double* k_) {
-                bend_elastic(mp.k_b, qe, threshold, e_, g_, k_);
+                bend_elastic(mp.k_b, qe, th, e_, g_, k_);
             },
             [&](double* e_, double* g_, double* k_) {
-                bend_elastic_projected(mp.k_b, qe, threshold, e_, g_, k_);
+                bend_elastic_projected(mp.k_b, qe, th, e_, g_, k_);
             },
             ve, &e, g, k, kr, kv);
         double rate[3], w = 0.0, df[12], vj[144], pj[144];
         int damp = mp.kd_bending > 0.0;
         if (damp) {
-            bend_dissipation(mp.kd_bending, qe, ve, threshold, rate, &w, df, vj,
+            bend_dissipation(mp.kd_bending, qe, ve, th, rate, &w, df, vj,
                              dx ? pj : nullptr);
             if (!dx) zero<144>(pj);
         }

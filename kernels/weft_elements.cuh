@@ -419,6 +419,15 @@ WEFT_HD double bend_angle(const double* q) {
     return atan2(norm(cross(e2, e1)), -dot(e2, e1));
 }
 
+// The switch angle (rad) that keeps, over one backward-Euler step, the
+// strain chosen at the step's start q_n (12): min(2 t, (t + pi/2)/2) when it
+// starts on the vector strain (theta(q_n) < t), t/2 on the scalar strain
+// (weft_potentials::bending::step_threshold, the same operations).
+WEFT_HD double bend_step_threshold(const double* q_n, double threshold) {
+    if (bend_angle(q_n) < threshold) return fmin(2.0 * threshold, 0.5 * (threshold + FRAC_PI_2));
+    return 0.5 * threshold;
+}
+
 WEFT_HD void bend_scalar_parts(V3 e1, V3 e2, BendParts& p) {
     Bilinear b;
     bilinear(e1, e2, b);

@@ -48,6 +48,10 @@ void weft_bend_vector_strain(const double* q, double* value, double* jac, double
     copy<432>(s.hess, hess);
 }
 
+double weft_bend_step_threshold(const double* q_n, double thr) {
+    return bend_step_threshold(q_n, thr);
+}
+
 int weft_bend_elastic(double k, const double* q, double thr, double* e, double* g, double* h) {
     return bend_elastic(k, q, thr, e, g, h);
 }

@@ -185,6 +185,7 @@ mod ffi {
         );
         pub fn weft_bend_scalar_strain(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
         pub fn weft_bend_vector_strain(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
+        pub fn weft_bend_step_threshold(q_n: *const f64, thr: f64) -> f64;
         pub fn weft_bend_elastic(
             k: f64,
             q: *const f64,
@@ -635,6 +636,17 @@ pub fn bending_vector_strain(q: &[f64; 12]) -> Result<HostStrain, HostError> {
         12,
         |v, j, h| ffi::weft_bend_vector_strain(q.as_ptr(), v, j, h)
     ))
+}
+
+/// The switch angle (rad) that holds the bending strain chosen at the
+/// step's start `q_n` over the step, as the assembly kernel applies it
+/// (`bend_step_threshold`, `weft_potentials::bending::step_threshold`);
+/// `threshold` in rad.
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn bending_step_threshold(q_n: &[f64; 12], threshold: f64) -> Result<f64, HostError> {
+    shim!(ffi::weft_bend_step_threshold(q_n.as_ptr(), threshold))
 }
 
 /// Bending energy of the strain selected by the turning angle (vector

@@ -261,6 +261,14 @@ fn bending_matches_weft_potentials_on_both_sides_of_the_switch() {
         } else {
             n_large += 1;
         }
+        // The per-step switch angle: the same bits on both sides.
+        assert_eq!(
+            host::bending_step_threshold(&arr(&q), thr)
+                .unwrap()
+                .to_bits(),
+            bending::step_threshold(&q, thr).to_bits(),
+            "step threshold differs at theta = {theta}"
+        );
         check_eval("bending", &he, &bending::energy(k, &q, thr));
         let hd = host::bending_dissipation(kd, &arr(&q), &arr(&qd), thr).unwrap();
         match bending::damping(kd, &q, &qd, thr) {

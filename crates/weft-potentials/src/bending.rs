@@ -74,6 +74,19 @@
 //! `tan θ_t sec²θ_t / θ_t - 1 ≈ (4/3) θ_t²` (1.02 % at 5°; the energy jumps
 //! by `tan²θ_t/θ_t² - 1 ≈ (2/3) θ_t²`, 0.51 %). The tests assert this bound.
 //!
+//! # The strain over a step
+//!
+//! Chosen afresh at every Newton iterate, the switch makes the backward-Euler
+//! residual jump where an iterate crosses `θ_t`: the elastic force by the
+//! 1 % above and the dissipative force between the two strain rates. An
+//! element whose equilibrium lies on the switch then has no root of the
+//! step's residual, and Newton fails at every step size (measured on a
+//! garment yarn end held at 5.0000° in a 10 mm drape, BENCHMARKS.md
+//! 2026-11-29). So the assembler takes the strain from the step's start
+//! `q_n` and holds it while the iterate stays within `[θ_t/2, 2θ_t]`
+//! ([`step_threshold`]): within a step the residual is smooth; from one
+//! step to the next the choice follows the angle.
+//!
 //! # Derivatives
 //!
 //! All derivatives are closed form: first w.r.t. the reduced variables
@@ -135,6 +148,27 @@ fn reduced(q: &SVector<f64, DOFS>) -> (Vector3<f64>, Vector3<f64>, f64) {
 pub fn angle(q: &SVector<f64, DOFS>) -> f64 {
     let (e1, e2, _) = reduced(q);
     e2.cross(&e1).norm().atan2(-e2.dot(&e1))
+}
+
+/// The switch angle (rad) that keeps, over one backward-Euler step, the
+/// bending strain chosen at the step's start `q_n` (shape 12, m):
+/// `min(2 θ_t, (θ_t + π/2)/2)` when the step starts on the small-angle
+/// vector strain (`θ(q_n) < θ_t`), `θ_t / 2` when it starts on the scalar
+/// strain. Passed as `threshold` to [`strain`], [`energy`],
+/// [`elastic_and_dissipation`] and [`damping`] at every Newton iterate of
+/// the step, it makes the step's residual a smooth function of the iterate
+/// across `θ_t` (`threshold`, rad, in `[0, π/2)`): the strain changes
+/// within a step only if the iterate leaves the band `[θ_t/2, 2θ_t]`, where
+/// the other strain stops being valid (the vector strain's `tan θ` grows
+/// without bound towards 90°, the scalar strain's gradient is singular at
+/// 0). At `q = q_n` it selects what `threshold` selects. See the module
+/// docs, "The strain over a step".
+pub fn step_threshold(q_n: &SVector<f64, DOFS>, threshold: f64) -> f64 {
+    if uses_small_angle(q_n, threshold) {
+        (2.0 * threshold).min(0.5 * (threshold + std::f64::consts::FRAC_PI_2))
+    } else {
+        0.5 * threshold
+    }
 }
 
 /// Whether [`strain`] uses the small-angle vector strain at `q`:

@@ -578,6 +578,60 @@ fn elastic_force_continuous_across_threshold() {
     }
 }
 
+/// [`bending::step_threshold`]: a step that starts on one strain keeps it
+/// while the iterate's angle stays within `[θ_t/2, 2θ_t]` (so the 1 % jump
+/// of `elastic_force_continuous_across_threshold` does not occur within a
+/// step), takes the other strain outside that band, and at `q = q_n`
+/// selects what the plain threshold selects.
+#[test]
+fn step_threshold_holds_the_start_strain_across_the_switch() {
+    let deg = PI / 180.0;
+    let small = |q: &Q, q_n: &Q| bending::uses_small_angle(q, bending::step_threshold(q_n, TH));
+    // Starts below 5°: the vector strain holds up to 10°.
+    let start = planar(TH - 0.01 * deg);
+    assert_eq!(bending::step_threshold(&start, TH), 2.0 * TH);
+    for theta in [TH + 1e-9, TH + 1.0 * deg, 2.0 * TH - 1e-6] {
+        assert!(
+            small(&planar(theta), &start),
+            "vector strain lost at {theta}"
+        );
+    }
+    assert!(!small(&planar(2.0 * TH + 1e-6), &start));
+    // Starts above 5°: the scalar strain holds down to 2.5°.
+    let start = planar(TH + 0.01 * deg);
+    assert_eq!(bending::step_threshold(&start, TH), 0.5 * TH);
+    for theta in [TH - 1e-9, TH - 1.0 * deg, 0.5 * TH + 1e-6] {
+        assert!(
+            !small(&planar(theta), &start),
+            "scalar strain lost at {theta}"
+        );
+    }
+    assert!(small(&planar(0.5 * TH - 1e-6), &start));
+    // Within the band the step's force is that of one strain, continuous:
+    // across 5° it changes by the angle's change, not by the switch's 1 %.
+    let start = planar(TH - 0.5 * deg);
+    let th = bending::step_threshold(&start, TH);
+    let below = bending::energy(K_B, &planar(TH - 1e-9), th).gradient;
+    let above = bending::energy(K_B, &planar(TH + 1e-9), th).gradient;
+    let jump = (above - below).norm() / above.norm();
+    assert!(jump < 1e-6, "force changes by {jump:e} across 5 degrees");
+    // A large threshold keeps the vector strain below 90°; none stays none.
+    let wide = 80.0 * deg;
+    let t = bending::step_threshold(&planar(10.0 * deg), wide);
+    assert!((t - 85.0 * deg).abs() < 1e-12, "{t}");
+    assert_eq!(bending::step_threshold(&planar(10.0 * deg), 0.0), 0.0);
+    // At q = q_n the plain threshold's selection, on a sweep of angles.
+    for i in 0..=400 {
+        let q = planar(i as f64 * 0.05 * deg);
+        assert_eq!(
+            small(&q, &q),
+            bending::uses_small_angle(&q, TH),
+            "angle {} deg",
+            i as f64 * 0.05
+        );
+    }
+}
+
 /// Beam-theory calibration on circular arcs: nodes on a circle of radius ρ
 /// with equal chords ℓ and rest lengths ℓ (an inextensibly bent straight
 /// yarn), so the turning angle is `α = 2 asin(ℓ/(2ρ))`. The selected strain

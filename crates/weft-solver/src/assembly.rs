@@ -347,7 +347,9 @@ pub struct Assembler {
     params: Vec<MaterialParams>,
     /// Gravitational acceleration (m/s²).
     pub gravity: Vector3<f64>,
-    /// Small-angle switch for bending (rad).
+    /// Small-angle switch for bending (rad): the strain of each bending
+    /// element is chosen from its angle at the step's start `q_n` and held
+    /// over the step ([`bending::step_threshold`]).
     pub bending_threshold: f64,
     /// Use the exact elastic Hessians in the matrix instead of their PSD
     /// projections (default `false`). The exact matrix is `dR/dv` (up to the
@@ -867,6 +869,11 @@ impl Assembler {
                     let nodes = [b.center, b.next, b.prev];
                     let qe: SVector<f64, 12> = gather_relative(q_n, v, h, &nodes, &map);
                     let ve: SVector<f64, 12> = gather(v, &nodes, &map);
+                    // The strain chosen at the step's start holds over the
+                    // step (bending::step_threshold): the residual is smooth
+                    // in v across the switch angle.
+                    let qs: SVector<f64, 12> = gather_relative(q_n, v, 0.0, &nodes, &map);
+                    let threshold = bending::step_threshold(&qs, threshold);
                     // One strain evaluation for the elastic and the
                     // dissipative terms.
                     let (ev, d) = bending::elastic_and_dissipation(
