@@ -373,8 +373,9 @@ extern "C" __global__ void weft_assemble_bending(
 
 // Crossing shear (positions only): shear_nodes 3 per element (crossing,
 // warp neighbour, weft neighbour), shear_blocks 9 per element; jamming from
-// the geometry as the CPU does; threshold: small-angle switch (rad);
-// jacobian_flags: see the top of this file.
+// the geometry as the CPU does; threshold: small-angle switch (rad), applied
+// to each element's angle at q_n and held over the step
+// (shear_step_threshold); jacobian_flags: see the top of this file.
 extern "C" __global__ void weft_assemble_shear(
     const unsigned* elems, int count, const unsigned* shear_nodes, const unsigned* shear_material,
     const double* shear_spacing, const unsigned* shear_blocks, const GpuMaterial* materials,
@@ -393,20 +394,24 @@ extern "C" __global__ void weft_assemble_shear(
             gather_relative<9, 3>(q_n, v, h, nodes, 0, qe);
             gather<9, 3>(v, nodes, 0, ve);
             Jamming jm = shear_jamming_from_geometry(mp.radius, spacing, threshold);
+            // The strain chosen at q_n holds over the step.
+            double qs[9];
+            gather_relative<9, 3>(q_n, v, 0.0, nodes, 0, qs);
+            const double th = shear_step_threshold(qs, threshold, jm);
             double e, g[9], k[81], kr[81], kv[9];
             const double* kp = elastic_terms<9>(
                 exact_hessians, mp.rayleigh,
                 [&](double* e_, double* g_, double* k_) {
-                    shear_elastic(mp.k_x, spacing, threshold, jm, qe, e_, g_, k_);
+                    shear_elastic(mp.k_x, spacing, th, jm, qe, e_, g_, k_);
                 },
                 [&](double* e_, double* g_, double* k_) {
-                    shear_elastic_projected(mp.k_x, spacing, threshold, jm, qe, e_, g_, k_);
+                    shear_elastic_projected(mp.k_x, spacing, th, jm, qe, e_, g_, k_);
                 },
                 ve, &e, g, k, kr, kv);
             double rate[3], w = 0.0, df[9], vj[81], pj[81];
             int damp = mp.kd_shear > 0.0;
             if (damp) {
-                shear_dissipation(mp.kd_shear, spacing, threshold, qe, ve, rate, &w, df, vj,
+                shear_dissipation(mp.kd_shear, spacing, th, qe, ve, rate, &w, df, vj,
                                   dx ? pj : nullptr);
                 if (!dx) zero<81>(pj);
             }

@@ -895,6 +895,21 @@ WEFT_HD void jamming_profile(const Jamming& jm, double eps, double* p, double* d
     *ddp = 1.0 + ddj;
 }
 
+// The switch angle (rad) that keeps, over one backward-Euler step, the
+// shear strain chosen at the step's start q_n (9): min(2 t, (t + pi/2)/2),
+// and at most the jamming onset when jm.enabled, on the vector strain
+// (|phi - pi/2| < t at q_n); t/2 on the scalar strain
+// (weft_potentials::shear::step_threshold, the same operations).
+WEFT_HD double shear_step_threshold(const double* q_n, double threshold, const Jamming& jm) {
+    ShearReduced r;
+    shear_reduced(q_n, r);
+    if (fabs(shear_angle_of(r)) < threshold) {
+        double t = fmin(2.0 * threshold, 0.5 * (threshold + FRAC_PI_2));
+        return jm.enabled ? fmin(t, jm.onset) : t;
+    }
+    return 0.5 * threshold;
+}
+
 // Shear elastic energy (J), gradient (9), Hessian (9x9) (Shear::elastic):
 // vector strain for |phi - pi/2| < threshold, else scalar strain with the
 // jamming profile when jm.enabled. spacing L (m) is the measure.

@@ -96,6 +96,16 @@ void weft_shear_jamming_from_geometry(double radius, double spacing, double thr,
     out[3] = j.gain;
 }
 
+double weft_shear_step_threshold(const double* q_n, double thr, int jam, double onset,
+                                 double lock, double gain) {
+    Jamming j;
+    j.enabled = jam;
+    j.onset = onset;
+    j.lock = lock;
+    j.gain = gain;
+    return shear_step_threshold(q_n, thr, j);
+}
+
 int weft_shear_elastic(double k, double spacing, double thr, int jam, double onset, double lock,
                        double gain, const double* q, double* e, double* g, double* h) {
     Jamming j;

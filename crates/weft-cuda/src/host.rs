@@ -268,6 +268,14 @@ mod ffi {
         pub fn weft_shear_scalar_strain(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
         pub fn weft_shear_small_angle_strain(q: *const f64, v: *mut f64, j: *mut f64, h: *mut f64);
         pub fn weft_shear_jamming_from_geometry(r: f64, l: f64, thr: f64, out: *mut f64);
+        pub fn weft_shear_step_threshold(
+            q_n: *const f64,
+            thr: f64,
+            jam: i32,
+            onset: f64,
+            lock: f64,
+            gain: f64,
+        ) -> f64;
         pub fn weft_shear_elastic(
             k: f64,
             l: f64,
@@ -880,6 +888,32 @@ pub fn shear_jamming(radius: f64, spacing: f64, threshold: f64) -> Result<HostJa
             lock: out[2],
             gain: out[3],
         }
+    })
+}
+
+/// The switch angle (rad) that holds the shear strain chosen at the step's
+/// start `q_n` over the step, as the assembly kernel applies it
+/// (`shear_step_threshold`, `weft_potentials::shear::step_threshold`);
+/// `threshold` in rad, optional jamming (its onset caps the vector
+/// strain's band).
+///
+/// # Errors
+/// [`HostError::Unavailable`] without the shim.
+pub fn shear_step_threshold(
+    q_n: &[f64; 9],
+    threshold: f64,
+    jamming: Option<HostJamming>,
+) -> Result<f64, HostError> {
+    shim!({
+        let j = jamming.unwrap_or(NO_JAMMING);
+        ffi::weft_shear_step_threshold(
+            q_n.as_ptr(),
+            threshold,
+            i32::from(j.enabled),
+            j.onset,
+            j.lock,
+            j.gain,
+        )
     })
 }
 

@@ -362,6 +362,16 @@ fn shear_matches_weft_potentials_small_angle_scalar_and_jammed() {
         let sh = shear::Shear::new(k, kd, spacing, thr, Some(jam)).unwrap();
         let he = host::shear_elastic(k, spacing, thr, Some(hj), &arr(&q)).unwrap();
         assert_eq!(he.small_angle, shear::use_small_angle(&q, thr));
+        // The per-step switch angle, with and without jamming: the same bits.
+        for (hjam, jamming) in [(Some(hj), Some(&jam)), (None, None)] {
+            assert_eq!(
+                host::shear_step_threshold(&arr(&q), thr, hjam)
+                    .unwrap()
+                    .to_bits(),
+                shear::step_threshold(&q, thr, jamming).to_bits(),
+                "shear step threshold differs at eps = {eps}"
+            );
+        }
         check_eval("shear (jamming)", &he, &sh.elastic(&q));
         let plain = shear::Shear::new(k, kd, spacing, thr, None).unwrap();
         let hp = host::shear_elastic(k, spacing, thr, None, &arr(&q)).unwrap();

@@ -39,6 +39,12 @@
 //! `½ Ω k ε²` to `O(ε⁴)`: at the 5° threshold the elastic force jumps by the
 //! factor `tan ψ sec² ψ / ψ = 1.0102` (1.02 %).
 //!
+//! Within a backward-Euler step the assembler holds the strain chosen at
+//! the step's start ([`Shear::over_step`], [`step_threshold`]) while the
+//! iterate's angle stays within `[θ_t/2, 2θ_t]`, as bending does
+//! ([`crate::bending::step_threshold`]), so the residual Newton solves
+//! does not jump where an iterate crosses the threshold.
+//!
 //! Spurious rotation damping of the vector strain (DESIGN §3): `s = -n̂ tan ε`
 //! rotates with the fabric normal, so a rigid rotation with angular velocity
 //! `ω` gives `ṡ = -(ω × n̂) tan ε`, `|ṡ| ≤ |ω| tan|ε| < |ω| tan(threshold)`,
@@ -404,6 +410,24 @@ pub fn measure(spacing: f64) -> Measure<DOFS> {
     Measure::constant(spacing)
 }
 
+/// The switch angle (rad) that keeps, over one backward-Euler step, the
+/// shear strain chosen at the step's start `q_n` (shape 9, m), as
+/// [`crate::bending::step_threshold`] does for bending: on the vector
+/// strain at `q_n` (`|ε(q_n)| < θ_t`) it is `min(2 θ_t, (θ_t + π/2)/2)`,
+/// and no more than the jamming onset (jamming acts on the scalar strain
+/// only, so the vector strain must stop below it); on the scalar strain
+/// `θ_t / 2`. Used as [`Shear::threshold`] by [`Shear::over_step`];
+/// `threshold` (rad) in `(0, π/2)`. At `q = q_n` it selects what
+/// `threshold` selects.
+pub fn step_threshold(q_n: &SVector<f64, DOFS>, threshold: f64, jamming: Option<&Jamming>) -> f64 {
+    if use_small_angle(q_n, threshold) {
+        let t = (2.0 * threshold).min(0.5 * (threshold + FRAC_PI_2));
+        jamming.map_or(t, |j| t.min(j.onset))
+    } else {
+        0.5 * threshold
+    }
+}
+
 /// The selection predicate: `true` when `|φ - π/2| < threshold` (rad), i.e.
 /// when the small-angle vector strain is to be used (DESIGN §2).
 pub fn use_small_angle(q: &SVector<f64, DOFS>, threshold: f64) -> bool {
@@ -669,7 +693,8 @@ pub struct Shear {
     pub k_d: f64,
     /// Rest spacing `L` of adjacent yarns (m), the measure `Ω`.
     pub spacing: f64,
-    /// Small-angle threshold on `|φ - π/2|` (rad).
+    /// Small-angle threshold on `|φ - π/2|` (rad): the vector strain is
+    /// used below it. [`Shear::over_step`] replaces it for one step.
     pub threshold: f64,
     /// Optional shear jamming (elastic energy only).
     pub jamming: Option<Jamming>,
@@ -716,6 +741,20 @@ impl Shear {
             threshold,
             jamming,
         })
+    }
+
+    /// This element over one backward-Euler step from `q_n` (shape 9, m):
+    /// its [`Shear::threshold`] replaced by [`step_threshold`], so that the
+    /// strain chosen at `q_n` holds while the iterate's shear angle stays
+    /// within `[θ_t/2, 2θ_t]` (below the jamming onset): the step's
+    /// residual is smooth across the switch, where the force jumps by
+    /// 1.02 % (module docs). Keeps [`Shear::new`]'s invariant that jamming
+    /// is inactive wherever the vector strain is used.
+    pub fn over_step(&self, q_n: &SVector<f64, DOFS>) -> Self {
+        Self {
+            threshold: step_threshold(q_n, self.threshold, self.jamming.as_ref()),
+            ..*self
+        }
     }
 
     /// Elastic energy (J), gradient (N, shape 9) and exact Hessian (N/m, 9x9):

@@ -406,6 +406,69 @@ fn forces_continuous_across_threshold() {
     assert!(djump < 0.016);
 }
 
+/// [`shear::step_threshold`] and [`Shear::over_step`]: a step that starts
+/// on one strain keeps it within `[θ_t/2, 2θ_t]`, so the 1.02 % force jump
+/// of `forces_continuous_across_threshold` does not occur within a step;
+/// the vector strain's band stops at the jamming onset; at `q = q_n` the
+/// element selects what the plain threshold selects.
+#[test]
+fn over_step_holds_the_start_strain_across_the_switch() {
+    let t = SMALL_ANGLE_THRESHOLD;
+    let deg = std::f64::consts::PI / 180.0;
+    let (da, dp) = ([0.4, -0.3, 0.8], [1.0, 1.0, 0.0]);
+    let at = |eps: f64| config([0.0; 3], da, dp, 2e-3, 3e-3, eps);
+    for jam in [false, true] {
+        let el = element(jam);
+        // Starts below 5° (either sign): the vector strain holds to 10°.
+        for sign in [1.0, -1.0] {
+            let held = el.over_step(&at(sign * (t - 0.2 * deg)));
+            assert_eq!(held.threshold, 2.0 * t);
+            for eps in [t + 1e-9, t + 2.0 * deg, 2.0 * t - 1e-6] {
+                assert!(shear::use_small_angle(&at(sign * eps), held.threshold));
+            }
+            assert!(!shear::use_small_angle(
+                &at(sign * (2.0 * t + 1e-6)),
+                held.threshold
+            ));
+            // Starts above 5°: the scalar strain holds down to 2.5°.
+            let held = el.over_step(&at(sign * (t + 0.2 * deg)));
+            assert_eq!(held.threshold, 0.5 * t);
+            for eps in [t - 1e-9, t - 2.0 * deg, 0.5 * t + 1e-6] {
+                assert!(!shear::use_small_angle(&at(sign * eps), held.threshold));
+            }
+            assert!(shear::use_small_angle(
+                &at(sign * (0.5 * t - 1e-6)),
+                held.threshold
+            ));
+        }
+        // Within the band the force is one strain's, continuous across 5°.
+        let held = el.over_step(&at(t - 0.5 * deg));
+        let (below, above) = (
+            held.elastic(&at(t - 1e-10)).gradient,
+            held.elastic(&at(t + 1e-10)).gradient,
+        );
+        let jump = (above - below).norm() / above.norm();
+        assert!(
+            jump < 1e-6,
+            "jamming {jam}: force changes by {jump:e} across 5°"
+        );
+        // At q = q_n: the plain selection.
+        for i in 0..=300 {
+            let q = at(i as f64 * 0.05 * deg - 7.5 * deg);
+            assert_eq!(
+                shear::use_small_angle(&q, el.over_step(&q).threshold),
+                shear::use_small_angle(&q, t)
+            );
+        }
+    }
+    // A jamming onset inside the band caps it: the vector strain never
+    // meets jamming, as Shear::new requires.
+    let early = Jamming::new(7.0 * deg, 30.0 * deg, 100.0).unwrap();
+    let el = Shear::new(K_X, K_D, L, t, Some(early)).unwrap();
+    assert_eq!(el.over_step(&at(1.0 * deg)).threshold, 7.0 * deg);
+    assert_eq!(shear::step_threshold(&at(1.0 * deg), t, None), 2.0 * t);
+}
+
 fn rigid_velocities(q: &Q, t: Vector3<f64>, w: Vector3<f64>) -> Q {
     let mut qdot = Q::zeros();
     for k in 0..3 {

@@ -931,6 +931,10 @@ impl Assembler {
                     if sh.k == 0.0 && sh.k_d == 0.0 {
                         return Energies::default();
                     }
+                    // The strain chosen at the step's start holds over the
+                    // step (shear::Shear::over_step), as for bending.
+                    let qs: SVector<f64, 9> = gather_relative(q_n, v, 0.0, &nodes, &map);
+                    let sh = sh.over_step(&qs);
                     // One strain evaluation for the elastic and the
                     // dissipative terms.
                     let (ev, d) = sh.elastic_and_dissipation(&qe, &ve, mode, dx);
