@@ -1324,16 +1324,8 @@ fn emulated_bending_holds_the_start_strain_over_the_step_as_the_cpu_does() {
     }
     // Every element crosses the switch between q_n and q_n + h v.
     let element_angle = |q: &[f64], e: &weft_core::BendingElement| {
-        let p = |n: usize| [q[5 * n], q[5 * n + 1], q[5 * n + 2]];
-        let (c, nx, pv) = (p(e.center), p(e.next), p(e.prev));
-        let mut qe = nalgebra::SVector::<f64, 12>::zeros();
-        for r in 0..3 {
-            qe[r] = c[r];
-            qe[4 + r] = nx[r];
-            qe[8 + r] = pv[r];
-        }
-        (qe[7], qe[11]) = (1.0, -1.0);
-        bending::angle(&qe)
+        let dofs = a.fabric.bending_dofs(e);
+        bending::angle(&nalgebra::SVector::from_fn(|i, _| q[dofs[i]]))
     };
     let q: Vec<f64> = q_n.iter().zip(&v).map(|(q, v)| q + h * v).collect();
     let elements = &a.fabric.elements.bending;
@@ -1347,22 +1339,7 @@ fn emulated_bending_holds_the_start_strain_over_the_step_as_the_cpu_does() {
             e.center
         );
     }
-    let s = StepInputs {
-        q_n,
-        v_n: vec![0.0; v.len()],
-        v,
-        anchors: vec![],
-        h,
-    };
-    let mut plan = AssemblyPlan::new(&a).unwrap();
-    let colliders = colliders_at(&a, a.time).unwrap();
-    let mut worst = [0.0; 4];
-    assert_both_modes_match(&mut a, &mut plan, &colliders, &s, 0, &mut worst);
-    eprintln!(
-        "bending across the switch: worst relative errors residual {:.2e}, matrix {:.2e}, \
-         elastic {:.2e}, dissipation {:.2e}",
-        worst[0], worst[1], worst[2], worst[3]
-    );
+    assert_step_from_rest_matches(&mut a, q_n, v, h, "bending across the switch");
 }
 
 /// The shear strain chosen at the step's start and held over the step
@@ -1402,16 +1379,8 @@ fn emulated_shear_holds_the_start_strain_over_the_step_as_the_cpu_does() {
     let v: Vec<f64> = q_end.iter().zip(&q_n).map(|(e, s)| (e - s) / h).collect();
     let q: Vec<f64> = q_n.iter().zip(&v).map(|(q, v)| q + h * v).collect();
     let angle = |q: &[f64], x: &weft_core::ShearElement| {
-        let mut qe = nalgebra::SVector::<f64, 9>::zeros();
-        for (k, &node) in [x.crossing, x.warp_neighbor, x.weft_neighbor]
-            .iter()
-            .enumerate()
-        {
-            for r in 0..3 {
-                qe[3 * k + r] = q[5 * node + r];
-            }
-        }
-        shear::shear_angle(&qe).abs()
+        let dofs = f.shear_dofs(x);
+        shear::shear_angle(&nalgebra::SVector::from_fn(|i, _| q[dofs[i]])).abs()
     };
     let t = shear::SMALL_ANGLE_THRESHOLD;
     let elements = &f.elements.shear;
@@ -1424,6 +1393,20 @@ fn emulated_shear_holds_the_start_strain_over_the_step_as_the_cpu_does() {
         crossing * 2 > total,
         "{crossing} of {total} crossings cross 5 degrees within the step"
     );
+    let label = format!("shear across the switch ({crossing} of {total} crossings)");
+    assert_step_from_rest_matches(&mut a, q_n, v, h, &label);
+}
+
+/// [`assert_both_modes_match`] for a step of size `h` (s) from rest at
+/// `q_n` to the iterate `v` (no anchors, colliders at the assembler's
+/// time); prints the worst errors under `label`.
+fn assert_step_from_rest_matches(
+    a: &mut weft_solver::Assembler,
+    q_n: Vec<f64>,
+    v: Vec<f64>,
+    h: f64,
+    label: &str,
+) {
     let s = StepInputs {
         q_n,
         v_n: vec![0.0; v.len()],
@@ -1431,13 +1414,13 @@ fn emulated_shear_holds_the_start_strain_over_the_step_as_the_cpu_does() {
         anchors: vec![],
         h,
     };
-    let mut plan = AssemblyPlan::new(&a).unwrap();
-    let colliders = colliders_at(&a, a.time).unwrap();
+    let mut plan = AssemblyPlan::new(a).unwrap();
+    let colliders = colliders_at(a, a.time).unwrap();
     let mut worst = [0.0; 4];
-    assert_both_modes_match(&mut a, &mut plan, &colliders, &s, 0, &mut worst);
+    assert_both_modes_match(a, &mut plan, &colliders, &s, 0, &mut worst);
     eprintln!(
-        "shear across the switch ({crossing} of {total} crossings): worst relative errors \
-         residual {:.2e}, matrix {:.2e}, elastic {:.2e}, dissipation {:.2e}",
+        "{label}: worst relative errors residual {:.2e}, matrix {:.2e}, elastic {:.2e}, \
+         dissipation {:.2e}",
         worst[0], worst[1], worst[2], worst[3]
     );
 }

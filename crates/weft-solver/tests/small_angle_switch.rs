@@ -61,16 +61,14 @@ fn turning(q_n: &[f64], omega: f64) -> Vec<f64> {
 /// The element coordinates `[x_0, s_0, x_1, s_1, x_2, s_2]` of the single
 /// bending element at `q` (5 per node).
 fn element_q(a: &Assembler, q: &[f64]) -> SVector<f64, 12> {
-    let b = &a.fabric.elements.bending[0];
-    let slot = b.family.slot();
-    let mut out = SVector::zeros();
-    for (k, &node) in [b.center, b.next, b.prev].iter().enumerate() {
-        for r in 0..3 {
-            out[4 * k + r] = q[5 * node + r];
-        }
-        out[4 * k + 3] = q[5 * node + slot];
-    }
-    out
+    let dofs = a.fabric.bending_dofs(&a.fabric.elements.bending[0]);
+    SVector::from_fn(|i, _| q[dofs[i]])
+}
+
+/// The coordinates `[x_0, x_a, x_b]` of shear element `e` at `q`.
+fn shear_q(a: &Assembler, e: usize, q: &[f64]) -> SVector<f64, 9> {
+    let dofs = a.fabric.shear_dofs(&a.fabric.elements.shear[e]);
+    SVector::from_fn(|i, _| q[dofs[i]])
 }
 
 /// `q_n + H v`.
@@ -214,17 +212,7 @@ fn sheared(q: &[f64], gamma: f64) -> Vec<f64> {
 
 /// The shear angle `|φ - π/2|` (rad) of shear element `e` at `q`.
 fn shear_angle(a: &Assembler, e: usize, q: &[f64]) -> f64 {
-    let x = &a.fabric.elements.shear[e];
-    let mut qe = SVector::<f64, 9>::zeros();
-    for (k, &node) in [x.crossing, x.warp_neighbor, x.weft_neighbor]
-        .iter()
-        .enumerate()
-    {
-        for r in 0..3 {
-            qe[3 * k + r] = q[5 * node + r];
-        }
-    }
-    shear::shear_angle(&qe).abs()
+    shear::shear_angle(&shear_q(a, e, q)).abs()
 }
 
 /// Crossing shear: the patch sheared to 0.3° below and above the switch,
@@ -270,16 +258,8 @@ fn the_step_residual_is_continuous_where_a_shear_angle_crosses_the_switch() {
             t,
             direction * 2.0 * (0.6 * deg) / H,
         );
+        let qe = shear_q(&a, e, &q);
         let x = &a.fabric.elements.shear[e];
-        let mut qe = SVector::<f64, 9>::zeros();
-        for (k, &node) in [x.crossing, x.warp_neighbor, x.weft_neighbor]
-            .iter()
-            .enumerate()
-        {
-            for r in 0..3 {
-                qe[3 * k + r] = q[5 * node + r];
-            }
-        }
         let k_x = a.fabric.materials[0].shear_stiffness;
         let el = |threshold: f64| Shear::new(k_x, 0.0, x.rest_spacing, threshold, None).unwrap();
         let g_vector = el(t + deg).elastic(&qe).gradient;
