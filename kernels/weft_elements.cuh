@@ -422,10 +422,16 @@ WEFT_HD double bend_angle(const double* q) {
 // The switch angle (rad) that keeps, over one backward-Euler step, the
 // strain chosen at the step's start q_n (12): min(2 t, (t + pi/2)/2) when it
 // starts on the vector strain (theta(q_n) < t), t/2 on the scalar strain
-// (weft_potentials::bending::step_threshold, the same operations).
-WEFT_HD double bend_step_threshold(const double* q_n, double threshold) {
-    if (bend_angle(q_n) < threshold) return fmin(2.0 * threshold, 0.5 * (threshold + FRAC_PI_2));
+// (weft_potentials::bending::step_threshold, the same operations);
+// held_threshold is weft_potentials::element::held_threshold, shared with
+// shear_step_threshold.
+WEFT_HD double held_threshold(int small_at_start, double threshold) {
+    if (small_at_start) return fmin(2.0 * threshold, 0.5 * (threshold + FRAC_PI_2));
     return 0.5 * threshold;
+}
+
+WEFT_HD double bend_step_threshold(const double* q_n, double threshold) {
+    return held_threshold(bend_angle(q_n) < threshold, threshold);
 }
 
 WEFT_HD void bend_scalar_parts(V3 e1, V3 e2, BendParts& p) {
@@ -903,11 +909,9 @@ WEFT_HD void jamming_profile(const Jamming& jm, double eps, double* p, double* d
 WEFT_HD double shear_step_threshold(const double* q_n, double threshold, const Jamming& jm) {
     ShearReduced r;
     shear_reduced(q_n, r);
-    if (fabs(shear_angle_of(r)) < threshold) {
-        double t = fmin(2.0 * threshold, 0.5 * (threshold + FRAC_PI_2));
-        return jm.enabled ? fmin(t, jm.onset) : t;
-    }
-    return 0.5 * threshold;
+    int small = fabs(shear_angle_of(r)) < threshold;
+    double t = held_threshold(small, threshold);
+    return small && jm.enabled ? fmin(t, jm.onset) : t;
 }
 
 // Shear elastic energy (J), gradient (9), Hessian (9x9) (Shear::elastic):

@@ -164,11 +164,7 @@ pub fn angle(q: &SVector<f64, DOFS>) -> f64 {
 /// 0). At `q = q_n` it selects what `threshold` selects. See the module
 /// docs, "The strain over a step".
 pub fn step_threshold(q_n: &SVector<f64, DOFS>, threshold: f64) -> f64 {
-    if uses_small_angle(q_n, threshold) {
-        (2.0 * threshold).min(0.5 * (threshold + std::f64::consts::FRAC_PI_2))
-    } else {
-        0.5 * threshold
-    }
+    crate::element::held_threshold(uses_small_angle(q_n, threshold), threshold)
 }
 
 /// Whether [`strain`] uses the small-angle vector strain at `q`:

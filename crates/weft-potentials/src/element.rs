@@ -365,6 +365,19 @@ pub fn dissipation_first_order<const M: usize, const N: usize>(
     }
 }
 
+/// The switch angle (rad) that holds a small-angle strain choice over one
+/// backward-Euler step (bending and shear, [`crate::bending::step_threshold`],
+/// [`crate::shear::step_threshold`]): `min(2 θ_t, (θ_t + π/2)/2)` when the
+/// step started on the small-angle vector strain (`small_at_start`), `θ_t/2`
+/// when it started on the scalar strain; `threshold` `θ_t` in rad.
+pub fn held_threshold(small_at_start: bool, threshold: f64) -> f64 {
+    if small_at_start {
+        (2.0 * threshold).min(0.5 * (threshold + std::f64::consts::FRAC_PI_2))
+    } else {
+        0.5 * threshold
+    }
+}
+
 /// The Rayleigh-analogy parameterisation of strain-rate damping
 /// [SBO18 eq. 12]: `k_d = β k`, with `β` in seconds.
 pub fn damping_from_beta(beta: f64, k: f64) -> f64 {

@@ -420,11 +420,11 @@ pub fn measure(spacing: f64) -> Measure<DOFS> {
 /// `threshold` (rad) in `(0, π/2)`. At `q = q_n` it selects what
 /// `threshold` selects.
 pub fn step_threshold(q_n: &SVector<f64, DOFS>, threshold: f64, jamming: Option<&Jamming>) -> f64 {
-    if use_small_angle(q_n, threshold) {
-        let t = (2.0 * threshold).min(0.5 * (threshold + FRAC_PI_2));
-        jamming.map_or(t, |j| t.min(j.onset))
-    } else {
-        0.5 * threshold
+    let small = use_small_angle(q_n, threshold);
+    let t = crate::element::held_threshold(small, threshold);
+    match jamming {
+        Some(j) if small => t.min(j.onset),
+        _ => t,
     }
 }
 
