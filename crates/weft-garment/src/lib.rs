@@ -93,8 +93,8 @@ pub use options::{
     Body, DEFAULT_ATTACH_LABELS, DrapeModel, DrapeOptions, RelaxOptions, level_spacings,
 };
 pub use pipeline::{
-    AnimationReport, Drape, DrapeSummary, LevelReport, PanelWeave, SlidPart, StitchGap, drape,
-    drape_to_dir, layer_self_collision, max_gap, penetrations, seam_ties,
+    AnimationReport, Drape, DrapeSummary, LevelReport, PanelWeave, ResidualSite, SlidPart,
+    StitchGap, drape, drape_to_dir, layer_self_collision, max_gap, penetrations, seam_ties,
 };
 pub use progress::{Phase, Progress};
 pub use weft_core::{FabricPreset, FabricProperties};

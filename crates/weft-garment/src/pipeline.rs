@@ -114,6 +114,11 @@ pub struct LevelReport {
     pub residual: f64,
     /// Its threshold.
     pub residual_threshold: f64,
+    /// Where [`Self::residual`] is: the node with the largest net force at
+    /// the end, its panel and position. Absent from checkpoints written
+    /// before it existed, and for the `sbd` model (no residual).
+    #[serde(default)]
+    pub residual_at: Option<ResidualSite>,
     /// Both below their thresholds before `relax.max_time`.
     pub is_static: bool,
     /// Largest seam-tie gap at the end (m).
@@ -135,6 +140,36 @@ pub struct LevelReport {
     pub hem_height_m: f64,
     /// Mean node height at the end (m).
     pub centroid_height_m: f64,
+}
+
+/// The node that holds a level's force residual ([`LevelReport::residual_at`]):
+/// where a drape that does not settle is still moving.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct ResidualSite {
+    /// Node index in the level's fabric.
+    pub node: usize,
+    /// The panel the node belongs to.
+    pub panel: String,
+    /// Its position at the end (m).
+    pub position_m: [f64; 3],
+}
+
+impl ResidualSite {
+    /// The site of `node` of `garment` at positions `x` (m); `None` for a
+    /// node beyond them.
+    pub(crate) fn of(garment: &Garment, node: usize, x: &[Vector3<f64>]) -> Option<Self> {
+        let p = x.get(node)?;
+        let panel = garment
+            .panels
+            .iter()
+            .find(|p| (p.first_node..p.first_node + p.nodes).contains(&node))
+            .map_or_else(String::new, |p| p.name.clone());
+        Some(Self {
+            node,
+            panel,
+            position_m: [p.x, p.y, p.z],
+        })
+    }
 }
 
 /// `DIR/summary.json` (DESIGN §8 garment pipeline keys, plus the levels).
@@ -755,6 +790,8 @@ pub(crate) struct LevelSim {
     pub(crate) masses: Vec<f64>,
     pub(crate) prev_v: Vec<f64>,
     pub(crate) residual: f64,
+    /// The node of [`Self::residual`] (`None` before the first step).
+    pub(crate) residual_node: Option<usize>,
     pub(crate) steps: usize,
     pub(crate) newton: usize,
     pub(crate) cg: usize,
@@ -791,6 +828,7 @@ impl LevelSim {
             masses,
             prev_v: vec![0.0; 5 * n],
             residual: f64::INFINITY,
+            residual_node: None,
             steps: 0,
             newton: 0,
             cg: 0,
@@ -819,6 +857,7 @@ impl LevelSim {
             masses,
             prev_v,
             residual,
+            residual_node,
             steps,
             newton,
             cg,
@@ -826,18 +865,22 @@ impl LevelSim {
             woven: _,
         } = self;
         sim.advance_to(t_end, |s, st| {
-            let mut worst = 0.0f64;
+            let mut worst = (0.0f64, None);
             for i in 0..masses.len() {
                 if masses[i] > 0.0 {
                     let d = Vector3::new(
                         s.v[5 * i] - prev_v[5 * i],
                         s.v[5 * i + 1] - prev_v[5 * i + 1],
                         s.v[5 * i + 2] - prev_v[5 * i + 2],
-                    );
-                    worst = worst.max(d.norm());
+                    )
+                    .norm();
+                    if d > worst.0 {
+                        worst = (d, Some(i));
+                    }
                 }
             }
-            *residual = worst / (st.h * GRAVITY);
+            *residual = worst.0 / (st.h * GRAVITY);
+            *residual_node = worst.1;
             prev_v.clone_from(&s.v);
             *steps += 1;
             *newton += st.newton_iterations;
@@ -1635,6 +1678,9 @@ impl<'a> Run<'a> {
                 kinetic_threshold_j: 0.5 * total_mass * opts.relax.speed_tolerance.powi(2),
                 residual: ls.residual,
                 residual_threshold: opts.relax.residual_tolerance,
+                residual_at: ls
+                    .residual_node
+                    .and_then(|n| ResidualSite::of(&garment, n, &x)),
                 is_static,
                 max_seam_gap_m: max_gap(&ties, &ls.sim.q),
                 max_penetration_m: pen_node,
@@ -1651,8 +1697,14 @@ impl<'a> Run<'a> {
                     ),
                     _ => format!("after {draping_time:.2} s"),
                 };
+                let site = report.residual_at.as_ref().map_or_else(String::new, |r| {
+                    format!(
+                        " at node {} of panel '{}' ({:.3}, {:.3}, {:.3}) m",
+                        r.node, r.panel, r.position_m[0], r.position_m[1], r.position_m[2]
+                    )
+                });
                 progress.note(&format!(
-                    "warning: level {level} ({mm} mm) is not static {when}: kinetic energy {:.2e} J (threshold {:.2e} J), residual {:.3} (threshold {})",
+                    "warning: level {level} ({mm} mm) is not static {when}: kinetic energy {:.2e} J (threshold {:.2e} J), residual {:.3}{site} (threshold {})",
                     report.kinetic_energy_j,
                     report.kinetic_threshold_j,
                     report.residual,
@@ -1782,6 +1834,7 @@ impl<'a> Run<'a> {
             // A position-based integrator has no force residual: `null`.
             residual: f64::NAN,
             residual_threshold: opts.relax.residual_tolerance,
+            residual_at: None,
             is_static: run.is_static,
             max_seam_gap_m: max_gap(&ties, &q),
             max_penetration_m: pen_node,

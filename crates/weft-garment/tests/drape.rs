@@ -271,6 +271,10 @@ fn two_level_skirt_drape() {
     for l in &s.levels {
         assert!(l.kinetic_threshold_j > 0.0 && l.residual_threshold > 0.0);
         assert!(l.kinetic_energy_j.is_finite() && l.residual.is_finite());
+        // The residual's node, on a panel of the skirt.
+        let site = l.residual_at.as_ref().expect("a residual site");
+        assert!(site.node < l.nodes, "{site:?}");
+        assert!(site.panel == "front" || site.panel == "back", "{site:?}");
         assert!(
             l.max_seam_gap_m <= l.spacing_m,
             "level {}: seam gap {}",
@@ -310,6 +314,9 @@ fn two_level_skirt_drape() {
     assert!(!s.slid_off, "top drop {}", s.top_drop_m);
     assert!(s.top_drop_m.abs() < 0.1);
     assert_eq!(d.state.x.len(), s.nodes);
+    let site = l1.residual_at.as_ref().unwrap();
+    let x = d.state.x[site.node];
+    assert_eq!([x[0], x[1], x[2]], site.position_m);
 }
 
 /// The shipped skirt woven at 40 mm (no sliding) and its seam ties.
