@@ -71,6 +71,61 @@ fn one_plane_on_a_face_two_in_a_crease() {
     }
 }
 
+/// Beside the L prism's convex edge along (2, 1, z), between the face
+/// y = 1 (normal +y, x in [1, 2]) and the face x = 2 (normal +x, y in
+/// [0, 1]): a node 2 cm over the face y = 1 and 2 cm short of the edge.
+/// The face x = 2's plane extended past the edge would put it 2 cm
+/// *inside* (a push of k (o + 0.02) along +x, over the body's free side);
+/// the node is behind that face, so it gives no plane, and the force is
+/// the exact `φ`'s. Around the edge no plane is nearer to a node than `φ`.
+#[test]
+fn no_plane_beside_a_convex_edge_is_nearer_than_the_body() {
+    let mesh = l_prism();
+    let c = Collider::new(l_prism(), K, 0.0).unwrap();
+    let zero = Vector3::zeros();
+    let x = Vector3::new(1.98, 1.02, 0.5);
+    let mut out = Vec::new();
+    mesh.tangent_planes(&x, 0.1, &mut out);
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert!((out[0].normal - Vector3::y()).norm() < 1e-12);
+    assert!((out[0].distance(&x) - 0.02).abs() < 1e-12);
+    let f = -c
+        .plane_contact(&out[0], &x, &zero, 0.0, OFFSET)
+        .unwrap()
+        .penalty
+        .gradient;
+    let exact = -c
+        .node_contact(&x, &zero, 0.0, OFFSET)
+        .unwrap()
+        .penalty
+        .gradient;
+    assert!((f - exact).norm() < 1e-9 * K * OFFSET, "{f:?} {exact:?}");
+    assert!((f - Vector3::y() * K * (OFFSET - 0.02)).norm() < 1e-9 * K * OFFSET);
+    // Over both faces, in the wedge beside the edge, and in the notch's
+    // crease: every plane at least as far as φ, the first one at φ.
+    for (px, py) in [
+        (1.99, 1.005),
+        (2.005, 0.99),
+        (2.01, 1.01),
+        (2.03, 1.001),
+        (1.9, 1.04),
+        (2.04, 0.9),
+        (1.01, 1.03),
+    ] {
+        let x = Vector3::new(px, py, 0.5);
+        let (phi, _) = mesh.distance(&x);
+        out.clear();
+        mesh.tangent_planes(&x, 0.1, &mut out);
+        assert!((out[0].distance(&x) - phi).abs() < 1e-12);
+        for p in &out {
+            assert!(
+                p.distance(&x) >= phi - 1e-12,
+                "({px}, {py}): {p:?} at φ {phi}"
+            );
+        }
+    }
+}
+
 #[test]
 fn crease_force_is_continuous_with_planes_and_jumps_without() {
     let c = Collider::new(l_prism(), K, 0.0).unwrap();

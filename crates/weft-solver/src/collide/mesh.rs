@@ -361,14 +361,25 @@ impl TriangleMesh {
     ///
     /// The first plane is the exact linearisation of `φ` at `x`: through the
     /// closest surface point `p = x - φ n` with normal `n = ∇φ`. Then every
-    /// triangle whose closest point lies within `reach` of `x` is visited in
-    /// order of distance and contributes its face plane (through that closest
-    /// point) when its normal is more than about 30° ([`SHEET_COS`]) from
-    /// every plane kept so far: a second sheet of the body, as in a crease
-    /// (armpit, crotch) where the closest point jumps from one sheet to the
-    /// other and the force of the single-closest-point `φ` is discontinuous.
-    /// On a smooth convex region the neighbours' planes lie farther from `x`
-    /// than the first, so one plane is kept.
+    /// triangle whose closest point lies within `reach` of `x` and that faces
+    /// `x` (faces away from it, for `x` inside the body) is visited in order
+    /// of distance. It contributes the linearisation of its own
+    /// distance at `x`, through its closest point with the face normal when
+    /// `x` projects inside the triangle and the unit direction from that
+    /// point to `x` when it projects beside it, when that normal is more
+    /// than about 30° ([`SHEET_COS`]) from every plane kept so far: a
+    /// second sheet of the body, as in a crease (armpit, crotch) where the
+    /// closest point jumps from one sheet to the other and the force of the
+    /// single-closest-point `φ` is discontinuous.
+    ///
+    /// Every plane's distance from `x` is the distance of its triangle, so
+    /// none is nearer than `φ(x)`. A face plane extended past its triangle
+    /// would be: beside a convex ridge of more than 30° it reaches into the
+    /// free space over the next face, and a node resting there got its push
+    /// only in steps whose `reach` (which grows with the node's speed) took
+    /// that triangle in; the push then threw the node off again, and it
+    /// never came to rest (the GarmentCode hoody's yarn ends under the arm,
+    /// BENCHMARKS.md 2026-12-07).
     pub fn tangent_planes(&self, x: &Vector3<f64>, reach: f64, out: &mut Vec<TangentPlane>) {
         let (phi, n) = self.distance(x);
         if phi > reach {
@@ -390,9 +401,25 @@ impl TriangleMesh {
             .filter_map(|i| {
                 let tri = self.mesh.triangle(i);
                 let p = from_p(tri.project_local_point(to_p(x), false).point);
-                let d = (x - p).norm();
-                let normal = from_p(tri.normal()?);
-                (d <= reach).then_some((d, p, normal, i))
+                let diff = x - p;
+                let d = diff.norm();
+                let face = from_p(tri.normal()?);
+                let side = diff.dot(&face);
+                // A triangle `x` is behind (outside the body) or in front
+                // of (inside it) has another sheet between: skipped.
+                if d > reach || (phi >= 0.0) != (side >= 0.0) {
+                    return None;
+                }
+                // The triangle's own distance linearised at `x`: its face
+                // normal where `x` projects inside it, else the direction
+                // from its closest edge or corner point to `x`, so that the
+                // plane is never nearer to `x` than the triangle is.
+                let normal = if d == 0.0 || side.abs() >= d * (1.0 - 1e-9) {
+                    face
+                } else {
+                    diff * (side.signum() / d)
+                };
+                Some((d, p, normal, i))
             })
             .collect();
         near.sort_by(|a, b| a.0.total_cmp(&b.0));
