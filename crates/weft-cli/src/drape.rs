@@ -95,10 +95,9 @@ pub struct DrapeArgs {
     #[arg(long, default_value_t = 0.2)]
     pub min_duration: f64,
     /// Yarn-yarn self-collision at levels of this spacing (mm) and below
-    /// (0: off), with a layer distance of at least 0.6 times the level's
-    /// spacing; set it at or above the coarsest spacing (e.g. 100) to have
-    /// it at every level (see DrapeOptions).
-    #[arg(long, default_value_t = 4.0)]
+    /// (0: off; the default, 1000, is every level), with a layer distance
+    /// of at least 0.6 times the level's spacing (see DrapeOptions).
+    #[arg(long, default_value_t = 1000.0)]
     pub self_collision_below: f64,
     /// Turn off the triangle-mesh models' (`shell`, `sbd`) self-collision
     /// between their triangles, on at every level by default (see

@@ -50,7 +50,7 @@
 //! and the phases.
 //!
 //! Self-collision is on at spacings of [`DrapeOptions::self_collision_below_mm`]
-//! (4 mm) and below, with a layer distance of at least
+//! and below (by default at every level), with a layer distance of at least
 //! [`pipeline::LAYER_THICKNESS`] times the spacing. Every level reports the
 //! yarn segments that pass through the garment's own fabric
 //! ([`layers::layer_crossings`]). Yarn sliding (free `u, v`, friction, parallel contact)

@@ -184,16 +184,16 @@ pub struct DrapeOptions {
     /// the cubic law 386, and the skirt refined to 20 mm ends with no
     /// segment through its own fabric, against 20 without (BENCHMARKS.md).
     /// A level that turns it on inherits the coarser levels' state, layers
-    /// already through each other included, so set it at or above the
-    /// coarsest spacing to have it everywhere: the five shared patterns at
-    /// 40 mm then end with nothing through (the shirt: 6 without), and the
-    /// skirt drawn 40 → 20 → 10 mm ends static with nothing through (174
-    /// segments at the 4 mm default) since the small-angle strains are held
-    /// over a step (`weft_potentials::bending::step_threshold`). Default
-    /// 4, not yet raised: with it on every level the GarmentCode hoody's
-    /// 20 mm level does not settle (force residual 9.09 against 0.1 after
-    /// 2 s, 2,500 steps), where without it it is static in 703 steps
-    /// (BENCHMARKS.md, 2026-12-07). 0 turns it off.
+    /// already through each other included, so it is on at every level by
+    /// default: the five shared patterns at 40 mm end with nothing through
+    /// (the shirt: 6 without), and the skirt drawn 40 → 20 → 10 mm ends
+    /// static with nothing through (174 segments with it on at 4 mm and
+    /// below only) since the small-angle strains are held over a step
+    /// (`weft_potentials::bending::step_threshold`). The GarmentCode
+    /// hoody's 20 mm level with it on did not settle until the body's
+    /// tangent planes stopped reaching past their triangles
+    /// (`weft_solver::collide::TriangleMesh::tangent_planes`; BENCHMARKS.md,
+    /// 2026-12-07). Default 1000 (every level); 0 turns it off.
     pub self_collision_below_mm: f64,
     /// The `shell` model's self-collision at every level, whatever
     /// [`Self::self_collision_below_mm`]: vertex–face and edge–edge
@@ -292,7 +292,7 @@ impl Default for DrapeOptions {
             relax: RelaxOptions::default(),
             dt_max: 5e-3,
             newton_tolerance: 1e-3,
-            self_collision_below_mm: 4.0,
+            self_collision_below_mm: 1000.0,
             shell_self_collision: true,
             sliding_below_mm: 0.0,
             segment_contact: true,

@@ -208,16 +208,16 @@ fn a_garment_that_falls_off_is_reported_and_strict_refuses_it() {
     assert!(out.join("final_state.json").is_file());
 }
 
-/// Yarn self-collision at a coarse level under the cubic repulsion law: the
-/// shipped skirt at 40 mm with it on comes to rest with no segment through
-/// its own fabric in about the Newton iterations of a drape without it
-/// (2,053 against 2,252); under the quadratic law, whose stiffness jumps at
-/// the layer distance, it took 26,744 (BENCHMARKS.md).
+/// Yarn self-collision is on at every level by default, coarse ones
+/// included, under the cubic repulsion law: the shipped skirt at 40 mm
+/// comes to rest with no segment through its own fabric in about the
+/// Newton iterations of a drape without it (2,053 against 2,252); under the
+/// quadratic law, whose stiffness jumps at the layer distance, it took
+/// 26,744 (BENCHMARKS.md).
 #[test]
-fn coarse_self_collision_costs_little_under_the_cubic_law() {
+fn coarse_self_collision_is_on_by_default_and_costs_little() {
     let opts = DrapeOptions {
         spacing_mm: 40.0,
-        self_collision_below_mm: 100.0,
         formats: vec!["obj".into()],
         ..DrapeOptions::default()
     };
