@@ -28,7 +28,7 @@ use super::shapes::Sdf;
 use nalgebra::Vector3;
 use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::Vector as PVec;
-use parry3d_f64::query::{PointQuery, PointQueryWithLocation};
+use parry3d_f64::query::PointQueryWithLocation;
 use parry3d_f64::shape::{TriMesh, TriMeshFlags, TrianglePointLocation};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
@@ -400,7 +400,8 @@ impl TriangleMesh {
             .intersect_aabb(&aabb)
             .filter_map(|i| {
                 let tri = self.mesh.triangle(i);
-                let p = from_p(tri.project_local_point(to_p(x), false).point);
+                let (proj, loc) = tri.project_local_point_and_get_location(to_p(x), false);
+                let p = from_p(proj.point);
                 let diff = x - p;
                 let d = diff.norm();
                 let face = from_p(tri.normal()?);
@@ -414,10 +415,13 @@ impl TriangleMesh {
                 // normal where `x` projects inside it, else the direction
                 // from its closest edge or corner point to `x`, so that the
                 // plane is never nearer to `x` than the triangle is.
-                let normal = if d == 0.0 || side.abs() >= d * (1.0 - 1e-9) {
-                    face
-                } else {
-                    diff * (side.signum() / d)
+                let normal = match loc {
+                    TrianglePointLocation::OnEdge(..) | TrianglePointLocation::OnVertex(_)
+                        if d > 0.0 =>
+                    {
+                        diff * (side.signum() / d)
+                    }
+                    _ => face,
                 };
                 Some((d, p, normal, i))
             })
