@@ -160,10 +160,8 @@ impl ResidualSite {
     pub(crate) fn of(garment: &Garment, node: usize, x: &[Vector3<f64>]) -> Option<Self> {
         let p = x.get(node)?;
         let panel = garment
-            .panels
-            .iter()
-            .find(|p| (p.first_node..p.first_node + p.nodes).contains(&node))
-            .map_or_else(String::new, |p| p.name.clone());
+            .panel_of(node)
+            .map_or_else(String::new, |k| garment.panels[k].name.clone());
         Some(Self {
             node,
             panel,

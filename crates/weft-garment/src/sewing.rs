@@ -124,8 +124,8 @@ pub fn seam_routes(
                 return None;
             }
             let m = 0.5 * (a + b);
-            let pa = panel_of(garment, t.node)?;
-            let pb = panel_of(garment, t.other[0])?;
+            let pa = garment.panel_of(t.node)?;
+            let pb = garment.panel_of(t.other[0])?;
             let mut d = (a - local_centroid(pa, &a)) + (b - local_centroid(pb, &b));
             if let Some(e) = (b - a).try_normalize(1e-12) {
                 d -= e * d.dot(&e);
@@ -176,7 +176,7 @@ pub fn tube_routes(
     let mut pairs: std::collections::BTreeMap<(usize, usize), Vec<usize>> =
         std::collections::BTreeMap::new();
     for (i, t) in garment.seams.iter().enumerate() {
-        if let (Some(pa), Some(pb)) = (panel_of(garment, t.node), panel_of(garment, t.other[0]))
+        if let (Some(pa), Some(pb)) = (garment.panel_of(t.node), garment.panel_of(t.other[0]))
             && pa != pb
         {
             pairs.entry((pa.min(pb), pa.max(pb))).or_default().push(i);
@@ -187,7 +187,7 @@ pub fn tube_routes(
         .iter()
         .enumerate()
         .filter_map(|(i, t)| {
-            let (pa, pb) = (panel_of(garment, t.node)?, panel_of(garment, t.other[0])?);
+            let (pa, pb) = (garment.panel_of(t.node)?, garment.panel_of(t.other[0])?);
             let pair = pairs.get(&(pa.min(pb), pa.max(pb)))?;
             let (a, b) = (x0[t.node], t.target(x0));
             let (phi, k, n) = closest_on_path(body, &a, &b);
@@ -229,14 +229,6 @@ pub fn sewing_routes(
     let mut routes = seam_routes(garment, x0, body, clearance);
     routes.extend(tube_routes(garment, x0, body, clearance));
     routes
-}
-
-/// The panel of `garment` that holds `node`.
-fn panel_of(garment: &Garment, node: usize) -> Option<usize> {
-    garment
-        .panels
-        .iter()
-        .position(|p| node >= p.first_node && node < p.first_node + p.nodes)
 }
 
 /// The smallest signed distance (m) of the body over [`PATH_SAMPLES`] + 1

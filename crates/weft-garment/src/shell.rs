@@ -306,10 +306,8 @@ fn check_diverged(garment: &Garment, sim: &Sbd, phase: Phase, t: f64) -> Result<
         return Ok(());
     };
     let panel = garment
-        .panels
-        .iter()
-        .find(|p| (p.first_node..p.first_node + p.nodes).contains(&i))
-        .map_or("?", |p| p.name.as_str());
+        .panel_of(i)
+        .map_or("?", |k| garment.panels[k].name.as_str());
     Err(GarmentError::Shell(format!(
         "the cloth diverged while {} at {t:.3} s: vertex {i} of panel '{panel}' is at {:.3e} m moving {:.3e} m/s (limits {DIVERGED_DISTANCE} m, {DIVERGED_SPEED} m/s); the yarn model (--model yarn) may drape it",
         phase.name(),

@@ -256,6 +256,15 @@ impl Garment {
         v
     }
 
+    /// Index (into [`Self::panels`]) of the panel that holds `node` (the
+    /// panels' nodes are contiguous ranges of the fabric's); `None` for a
+    /// node beyond them.
+    pub fn panel_of(&self, node: usize) -> Option<usize> {
+        self.panels
+            .iter()
+            .position(|p| (p.first_node..p.first_node + p.nodes).contains(&node))
+    }
+
     /// Total counts `(yarns, crossings, ends)` over the panels.
     pub fn totals(&self) -> (usize, usize, usize) {
         self.panels.iter().fold((0, 0, 0), |t, p| {
