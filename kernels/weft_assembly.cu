@@ -540,12 +540,13 @@ extern "C" __global__ void weft_assemble_anchors(
 
 // Adds one node's penalty contact and friction against col (offset = yarn
 // radius + margin, m) to its residual entries o..o+2 and its diagonal block
-// dblock; returns nothing when there is no contact.
-WEFT_HD void add_node_contact(const Collider& col, V3 x, V3 xd, double offset, size_t o,
+// dblock; returns nothing when there is no contact. The node was at xs at
+// the step's start (friction's lagged normal force).
+WEFT_HD void add_node_contact(const Collider& col, V3 x, V3 xs, V3 xd, double offset, size_t o,
                               size_t dblock, double h, double* residual, double* values,
                               int with_matrix, double* en) {
     double e, g[3], hs[9], fr[3], dm[9], sl[3];
-    if (!node_contact(col, x, xd, offset, &e, g, hs, fr, dm, sl)) return;
+    if (!node_contact(col, x, xs, xd, offset, &e, g, hs, fr, dm, sl)) return;
     en[1] += e;
     en[3] -= fr[0] * sl[0] + fr[1] * sl[1] + fr[2] * sl[2];
     for (int r = 0; r < 3; ++r) {
@@ -562,16 +563,16 @@ WEFT_HD void add_node_contact(const Collider& col, V3 x, V3 xd, double offset, s
 // radius of node i. Each node writes only its own entries.
 extern "C" __global__ void weft_assemble_colliders(
     int nodes, const Collider* colliders, int collider_count, const double* node_radius,
-    const unsigned* diag, const double* q, const double* v, double h, double* residual,
+    const unsigned* diag, const double* q_n, const double* q, const double* v, double h, double* residual,
     double* values, int with_matrix, double* energies) {
     double en[4] = {0.0, 0.0, 0.0, 0.0};
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < nodes) {
         size_t o = WEFT_B * (size_t)i;
-        V3 x = load3(q + o), xd = load3(v + o);
+        V3 x = load3(q + o), xs = load3(q_n + o), xd = load3(v + o);
         for (int c = 0; c < collider_count; ++c) {
             const Collider col = colliders[c];
-            add_node_contact(col, x, xd, node_radius[i] + col.margin, o, diag[i], h, residual,
+            add_node_contact(col, x, xs, xd, node_radius[i] + col.margin, o, diag[i], h, residual,
                              values, with_matrix, en);
         }
     }
@@ -586,16 +587,16 @@ extern "C" __global__ void weft_assemble_colliders(
 // (phi = n . (x - p)); each node writes only its own entries.
 extern "C" __global__ void weft_assemble_planes(
     int nodes, const unsigned* plane_offsets, const Collider* planes, const double* node_radius,
-    const unsigned* diag, const double* q, const double* v, double h, double* residual,
+    const unsigned* diag, const double* q_n, const double* q, const double* v, double h, double* residual,
     double* values, int with_matrix, double* energies) {
     double en[4] = {0.0, 0.0, 0.0, 0.0};
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < nodes) {
         size_t o = WEFT_B * (size_t)i;
-        V3 x = load3(q + o), xd = load3(v + o);
+        V3 x = load3(q + o), xs = load3(q_n + o), xd = load3(v + o);
         for (unsigned k = plane_offsets[i]; k < plane_offsets[i + 1]; ++k) {
             const Collider col = planes[k];
-            add_node_contact(col, x, xd, node_radius[i] + col.margin, o, diag[i], h, residual,
+            add_node_contact(col, x, xs, xd, node_radius[i] + col.margin, o, diag[i], h, residual,
                              values, with_matrix, en);
         }
     }

@@ -84,32 +84,44 @@ WEFT_HD double collider_distance(const Collider& c, V3 x, V3& n) {
 }
 
 // Penalty contact plus smoothed Coulomb friction of one node at x with
-// velocity xd against collider c, for offset = yarn radius + margin (m).
-// Returns 0 when there is no contact (phi >= offset). Otherwise:
-// energy 1/2 k g^2 (J), grad = -k g n (N, add to dV/dx), hess = k n n^T
-// (N/m, Gauss-Newton, curvature dropped), fric = friction force (N),
-// damp = -d fric / d xd (N s/m, symmetric PSD), slip = tangential velocity.
-WEFT_HD int node_contact(const Collider& c, V3 x, V3 xd, double offset, double* energy,
-                         double* grad, double* hess, double* fric, double* damp, double* slip) {
+// velocity xd against collider c, for offset = yarn radius + margin (m);
+// the node was at xs at the step's start, which friction uses where the
+// collider is at rest at x (vc zero; else x itself). Returns 0 when the node
+// is outside the offset both at x and at that start. Otherwise: energy
+// 1/2 k g^2 (J),
+// grad = -k g n (N, add to dV/dx), hess = k n n^T (N/m, Gauss-Newton,
+// curvature dropped), all zero when only the start is inside; fric =
+// friction force (N) with the normal force k max(0, offset - phi(start))
+// and the normal there (the lagged normal force of penalty.rs), damp = -d fric / d xd
+// (N s/m, symmetric PSD), slip = tangential velocity.
+WEFT_HD int node_contact(const Collider& c, V3 x, V3 xs, V3 xd, double offset,
+                         double* energy, double* grad, double* hess, double* fric, double* damp,
+                         double* slip) {
     V3 n;
     double phi = collider_distance(c, x, n);
     double g = offset - phi;
-    if (g <= 0.0) return 0;
+    V3 vc = add(load3(c.lin), cross(load3(c.ang), sub(x, load3(c.origin))));
+    if (vc.x != 0.0 || vc.y != 0.0 || vc.z != 0.0) xs = x;
+    V3 ns = n;
+    double gs = g;
+    if (xs.x != x.x || xs.y != x.y || xs.z != x.z) gs = offset - collider_distance(c, xs, ns);
+    if (g <= 0.0 && gs <= 0.0) return 0;
     double k = c.stiffness;
-    *energy = 0.5 * k * g * g;
+    double gp = g > 0.0 ? g : 0.0;
+    *energy = 0.5 * k * gp * gp;
     double nn[3] = {n.x, n.y, n.z};
     for (int i = 0; i < 3; ++i) {
-        grad[i] = -k * g * nn[i];
-        for (int j = 0; j < 3; ++j) hess[i * 3 + j] = k * nn[i] * nn[j];
+        grad[i] = -k * gp * nn[i];
+        for (int j = 0; j < 3; ++j) hess[i * 3 + j] = g > 0.0 ? k * nn[i] * nn[j] : 0.0;
     }
-    double fn = k * g;
-    V3 vc = add(load3(c.lin), cross(load3(c.ang), sub(x, load3(c.origin))));
+    double fn = gs > 0.0 ? k * gs : 0.0;
+    double sn[3] = {ns.x, ns.y, ns.z};
     V3 vrel = sub(xd, vc);
     double vr[3] = {vrel.x, vrel.y, vrel.z};
     double p[9];
     double vt[3];
     for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) p[i * 3 + j] = (i == j ? 1.0 : 0.0) - nn[i] * nn[j];
+        for (int j = 0; j < 3; ++j) p[i * 3 + j] = (i == j ? 1.0 : 0.0) - sn[i] * sn[j];
     for (int i = 0; i < 3; ++i) vt[i] = p[i * 3] * vr[0] + p[i * 3 + 1] * vr[1] + p[i * 3 + 2] * vr[2];
     double eps_v = c.friction_speed;
     double s = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2] + eps_v * eps_v);

@@ -198,7 +198,8 @@ int weft_project_psd(int n, const double* a, double* out) {
 
 int weft_node_contact(const Collider* c, const double* x, const double* xd, double offset,
                       double* e, double* g, double* h, double* fric, double* damp, double* slip) {
-    return node_contact(*c, load3(x), load3(xd), offset, e, g, h, fric, damp, slip);
+    // A node that has not moved this step: the normal force at x itself.
+    return node_contact(*c, load3(x), load3(x), load3(xd), offset, e, g, h, fric, damp, slip);
 }
 
 int weft_segment_repulsion(const double* q, double d0, double k, int law, double* e, double* g,

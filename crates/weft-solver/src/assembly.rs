@@ -263,13 +263,18 @@ pub struct NodePlanes {
     pub planes: Vec<(usize, TangentPlane)>,
 }
 
-/// Contacts of a point `x` (m) moving at `xd` (m/s) of yarn radius `radius`
+/// Contacts of a point at `x` (m), which was at `x_start` (m) at the step's
+/// start, moving at `xd` (m/s), of yarn radius `radius`
 /// with every collider at time `t`: against its tangent planes in `row`
 /// (collider index, plane) for the colliders that use them when `row` is
 /// given, else against the collider itself; `add` receives each contact.
+/// Friction takes its normal force at `x_start` (`collide::penalty`: the
+/// lagged normal force).
+#[allow(clippy::too_many_arguments)]
 fn point_contacts(
     colliders: &[(Collider, f64)],
     row: Option<&[(usize, TangentPlane)]>,
+    x_start: &Vector3<f64>,
     x: &Vector3<f64>,
     xd: &Vector3<f64>,
     t: f64,
@@ -282,14 +287,14 @@ fn point_contacts(
             Some(row) if c.uses_tangent_planes() => {
                 for (pc, pl) in row {
                     if *pc == ci
-                        && let Some(nc) = c.plane_contact(pl, x, xd, t, offset)
+                        && let Some(nc) = c.plane_contact_from(pl, x_start, x, xd, t, offset)
                     {
                         add(nc);
                     }
                 }
             }
             _ => {
-                if let Some(nc) = c.node_contact(x, xd, t, offset) {
+                if let Some(nc) = c.node_contact_from(x_start, x, xd, t, offset) {
                     add(nc);
                 }
             }
@@ -1160,9 +1165,11 @@ impl Assembler {
                             }
                         }
                     };
+                    let x_start = Vector3::new(q_n[o], q_n[o + 1], q_n[o + 2]);
                     point_contacts(
                         colliders,
                         planes.map(|p| p.row(i)),
+                        &x_start,
                         &x,
                         &xd,
                         t,
@@ -1209,7 +1216,9 @@ impl Assembler {
                     force += nc.friction.force - nc.penalty.gradient;
                     jac += nc.penalty.hessian * (h * h) + nc.friction.damping * h;
                 };
-                point_contacts(colliders, row, &x, &xd, t, self.node_radius[a], add);
+                let x_start = Vector3::from_fn(|r, _| 0.5 * (q_n[oa + r] + q_n[ob + r]));
+                let r = self.node_radius[a];
+                point_contacts(colliders, row, &x_start, &x, &xd, t, r, add);
                 if contacts == 0 {
                     continue;
                 }

@@ -222,3 +222,93 @@ fn friction_uses_the_collider_velocity() {
         assert!(nc.friction.force.dot(&slip) < 0.0);
     }
 }
+
+/// Within a step, friction on a still collider takes the penalty force at
+/// the node's position at the step's start (`node_contact_from`,
+/// `plane_contact_from`): sliding
+/// fast (|v_t| ≫ ε_v) at x, it has the magnitude μ k (offset - φ(x_start)),
+/// not μ k (offset - φ(x)); the penalty itself is x's. A node that was not
+/// in contact at the step's start feels no friction yet; one that was keeps
+/// its friction after leaving the offset. On a moving collider friction
+/// keeps the normal force at x.
+#[test]
+fn friction_takes_the_normal_force_at_the_step_start() {
+    let offset = 0.02;
+    let mut rng = Rng::new(15);
+    let (mut pressed, mut free) = (0, 0);
+    // The still colliders (the last one moves).
+    for c in colliders().into_iter().take(4) {
+        let t = 0.3;
+        for x in contact_points(&c, t, offset, &mut rng, 10) {
+            let (_, n) = c.distance(&x, t);
+            // Start 3 mm deeper along the normal, or 3 mm beyond the offset.
+            let phi = c.distance(&x, t).0;
+            for shift in [-0.003, offset - phi + 0.003] {
+                let xs = x + n * shift;
+                let (phi_s, _) = c.distance(&xs, t);
+                let fast = c.velocity_at(&x, t) + n.cross(&rng.unit()).normalize() * 10.0;
+                let nc = c.node_contact_from(&xs, &x, &fast, t, offset).unwrap();
+                let here = c.node_contact(&x, &fast, t, offset).unwrap();
+                assert_eq!(nc.penalty, here.penalty);
+                let f_n = c.stiffness * (offset - phi_s).max(0.0);
+                let got = nc.friction.force.norm();
+                assert!(
+                    (got - c.friction * f_n).abs() <= 1e-6 * c.friction * f_n,
+                    "friction {got} N, expected μ F_n = {} N",
+                    c.friction * f_n
+                );
+                if f_n > 0.0 {
+                    pressed += 1;
+                } else {
+                    free += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        pressed >= 40 && free >= 30,
+        "{pressed} pressed, {free} free starts"
+    );
+    // On a moving surface friction keeps the normal force at x itself.
+    let c = &colliders()[4];
+    let t = 0.3;
+    for x in contact_points(c, t, offset, &mut rng, 10) {
+        let n = c.distance(&x, t).1;
+        let fast = c.velocity_at(&x, t) + n.cross(&rng.unit()).normalize() * 10.0;
+        let lagged = c.node_contact_from(&(x - n * 0.003), &x, &fast, t, offset);
+        assert_eq!(lagged, c.node_contact(&x, &fast, t, offset));
+    }
+    // A tangent plane of a mesh the same way.
+    let plane = TangentPlane {
+        point: Vector3::zeros(),
+        normal: Vector3::new(0.0, 1.0, 0.0),
+        velocity: Vector3::zeros(),
+    };
+    let c = Collider::new(
+        Plane::new(Vector3::zeros(), plane.normal).unwrap(),
+        500.0,
+        0.4,
+    )
+    .unwrap();
+    let (x, xs) = (Vector3::new(0.0, 0.015, 0.0), Vector3::new(0.0, 0.01, 0.0));
+    let slide = Vector3::new(3.0, 0.0, 0.0);
+    let nc = c
+        .plane_contact_from(&plane, &xs, &x, &slide, 0.0, offset)
+        .unwrap();
+    assert!((nc.penalty.normal_force - 500.0 * 0.005).abs() < 1e-12);
+    assert!((nc.friction.force.x + 0.4 * 500.0 * 0.01).abs() < 1e-6);
+    // Left the offset during the step: no penalty, the same friction (it
+    // does not jump where the node crosses the offset).
+    let out = Vector3::new(0.0, 0.03, 0.0);
+    let nc = c
+        .plane_contact_from(&plane, &xs, &out, &slide, 0.0, offset)
+        .unwrap();
+    assert_eq!(nc.penalty.energy, 0.0);
+    assert_eq!(nc.penalty.gradient, Vector3::zeros());
+    assert!((nc.friction.force.x + 0.4 * 500.0 * 0.01).abs() < 1e-6);
+    // Outside at both: no contact.
+    assert!(
+        c.plane_contact_from(&plane, &out, &out, &slide, 0.0, offset)
+            .is_none()
+    );
+}

@@ -86,7 +86,9 @@ pub struct NodeContact {
     pub phi: f64,
     /// Unit outward normal at the node.
     pub normal: Vector3<f64>,
-    /// Penalty energy, gradient (add to `∇V`), Hessian (add to `∂²V/∂x²`).
+    /// Penalty energy, gradient (add to `∇V`), Hessian (add to `∂²V/∂x²`);
+    /// all zero for a node outside the offset that was inside it at the
+    /// step's start (friction only; [`Collider::plane_contact_from`]).
     pub penalty: PenaltyEval,
     /// Friction force (add to `f`) and damping `D = -∂f/∂ẋ` (add `h D` to
     /// the system matrix).
@@ -263,9 +265,33 @@ impl Collider {
     /// `φ` replaced by the plane's signed distance, so the energy is a
     /// smooth function of `x` within a step and its Hessian `k n nᵀ` is
     /// exact. `None` when the node is `offset` (m) or more outside the plane.
+    /// The friction's normal force is the one at `x` itself
+    /// ([`Self::plane_contact_from`] with `x_start = x`).
     pub fn plane_contact(
         &self,
         plane: &TangentPlane,
+        x: &Vector3<f64>,
+        x_dot: &Vector3<f64>,
+        t: f64,
+        offset: f64,
+    ) -> Option<NodeContact> {
+        self.plane_contact_from(plane, x, x, x_dot, t, offset)
+    }
+
+    /// [`Self::plane_contact`] within a time step whose start had the node
+    /// at `x_start` (m): where the plane is at rest (surface velocity zero
+    /// at the node) the friction's normal force is the plane's penalty force
+    /// at `x_start`, `F_n = k max(0, offset - φ(x_start))`, and it
+    /// acts whenever that is above zero, whether or not the node is inside
+    /// the offset at `x` ([`super::penalty`]: the lagged normal force). With
+    /// the plane fixed over the step the friction is then a smooth function
+    /// of the velocity alone and its damping matrix is its exact Jacobian.
+    /// `None` when the node is outside the offset both at `x` and at
+    /// `x_start`; the penalty is zero when only `x_start` is inside.
+    pub fn plane_contact_from(
+        &self,
+        plane: &TangentPlane,
+        x_start: &Vector3<f64>,
         x: &Vector3<f64>,
         x_dot: &Vector3<f64>,
         t: f64,
@@ -283,26 +309,19 @@ impl Collider {
             }
         };
         let phi = world.distance(x);
-        let pen = penalty(phi, &world.normal, offset, self.stiffness)?;
-        let v_rel = x_dot - self.rigid_velocity_at(x, t) - world.velocity;
-        Some(NodeContact {
-            phi,
-            normal: world.normal,
-            penalty: pen,
-            friction: friction(
-                pen.normal_force,
-                &world.normal,
-                &v_rel,
-                self.friction,
-                self.friction_speed,
-            ),
-        })
+        let v_c = self.rigid_velocity_at(x, t) + world.velocity;
+        let xs = lag_start(x_start, x, &v_c);
+        let phi_start = if xs == x { phi } else { world.distance(xs) };
+        let v_rel = x_dot - v_c;
+        self.contact_with_lag(phi, world.normal, phi_start, world.normal, &v_rel, offset)
     }
 
     /// Contact of a node at `x` (m) with velocity `x_dot` (m/s) at time `t`,
     /// for a yarn of radius `r` plus margin `δ`, `offset = r + δ` (m): `None`
     /// when `φ(x) ≥ offset`. Penalty per [`penalty`], friction per
-    /// [`friction`] with this collider's `μ`, `ε_v` and velocity.
+    /// [`friction`] with this collider's `μ`, `ε_v` and velocity, and the
+    /// normal force at `x` itself ([`Self::node_contact_from`] with
+    /// `x_start = x`).
     pub fn node_contact(
         &self,
         x: &Vector3<f64>,
@@ -310,20 +329,90 @@ impl Collider {
         t: f64,
         offset: f64,
     ) -> Option<NodeContact> {
+        self.node_contact_from(x, x, x_dot, t, offset)
+    }
+
+    /// [`Self::node_contact`] within a time step whose start had the node at
+    /// `x_start` (m): where the collider is at rest at the node, friction
+    /// with the normal force and normal at `x_start` against the collider at
+    /// time `t`, `F_n = k max(0, offset - φ(x_start, t))`, acting whenever
+    /// that is
+    /// above zero ([`super::penalty`]: the lagged normal force; as
+    /// [`Self::plane_contact_from`]).
+    pub fn node_contact_from(
+        &self,
+        x_start: &Vector3<f64>,
+        x: &Vector3<f64>,
+        x_dot: &Vector3<f64>,
+        t: f64,
+        offset: f64,
+    ) -> Option<NodeContact> {
         let (phi, normal) = self.distance(x, t);
-        let pen = penalty(phi, &normal, offset, self.stiffness)?;
-        let v_rel = x_dot - self.velocity_at(x, t);
+        let v_c = self.velocity_at(x, t);
+        let xs = lag_start(x_start, x, &v_c);
+        let (phi_start, normal_start) = if xs == x {
+            (phi, normal)
+        } else {
+            self.distance(xs, t)
+        };
+        let v_rel = x_dot - v_c;
+        self.contact_with_lag(phi, normal, phi_start, normal_start, &v_rel, offset)
+    }
+
+    /// The penalty at signed distance `phi` (m) with unit `normal`, and the
+    /// friction against `v_rel` (m/s) with the normal force
+    /// `k max(0, offset - phi_start)` (N) and unit normal `normal_start` of
+    /// the step's start; `None` when neither is in contact. The penalty is
+    /// zero where only the start is in contact.
+    fn contact_with_lag(
+        &self,
+        phi: f64,
+        normal: Vector3<f64>,
+        phi_start: f64,
+        normal_start: Vector3<f64>,
+        v_rel: &Vector3<f64>,
+        offset: f64,
+    ) -> Option<NodeContact> {
+        let pen = penalty(phi, &normal, offset, self.stiffness);
+        let started_in = offset - phi_start > 0.0;
+        if pen.is_none() && !started_in {
+            return None;
+        }
+        let normal_force = if started_in {
+            self.stiffness * (offset - phi_start)
+        } else {
+            0.0
+        };
+        let penalty = pen.unwrap_or(PenaltyEval {
+            energy: 0.0,
+            gradient: Vector3::zeros(),
+            hessian: nalgebra::Matrix3::zeros(),
+            normal_force: 0.0,
+            gap: 0.0,
+        });
         Some(NodeContact {
             phi,
             normal,
-            penalty: pen,
+            penalty,
             friction: friction(
-                pen.normal_force,
-                &normal,
-                &v_rel,
+                normal_force,
+                &normal_start,
+                v_rel,
                 self.friction,
                 self.friction_speed,
             ),
         })
     }
+}
+
+/// Where friction takes its normal force within a step ([`super::penalty`]:
+/// the lagged normal force): the step's start `x_start` where the
+/// collider's surface is at rest at the node (`v_c` zero), else the iterate
+/// `x` itself.
+fn lag_start<'a>(
+    x_start: &'a Vector3<f64>,
+    x: &'a Vector3<f64>,
+    v_c: &Vector3<f64>,
+) -> &'a Vector3<f64> {
+    if *v_c == Vector3::zeros() { x_start } else { x }
 }

@@ -26,9 +26,28 @@
 //! `D = μ F_n (P / s - v_t v_tᵀ / s³)`, `P = I - n nᵀ`: symmetric and
 //! positive semi-definite (for any `w`, `wᵀ D w ≥ μ F_n |P w|² ε_v² / s³`),
 //! so the implicit solver can add `h D` to its matrix like a damping term.
-//! What is dropped: the derivatives of `f` with respect to the node
-//! **position** (through `F_n(x)`, `n(x)` and `v_c(x)`), which are not
-//! symmetric; `F_n` and `n` are taken at the current Newton iterate.
+//!
+//! **The lagged normal force.** Within a time step the assembler
+//! (`Collider::plane_contact_from`, `Collider::node_contact_from`) takes
+//! `F_n` and the normal at the point's position at the step's start,
+//! `F_n = k max(0, r + δ - φ(x_n))`, not at the Newton iterate, wherever the
+//! collider's surface is at rest at the point, as incremental-potential
+//! contact does with its lagged contact forces [Li et al., *Incremental
+//! Potential Contact*, ACM TOG 39(4), 2020, §5]. Taken at the iterate,
+//! `F_n(x)` makes the force depend on the position with a non-symmetric
+//! derivative `μ k (v_t / s) nᵀ`, as large as half the penalty stiffness at
+//! `μ = 0.5`, which the matrix leaves out: Newton then converged linearly on
+//! garments lying on a body (BENCHMARKS.md, 2026-12-07). Lagged, and with
+//! the tangent planes fixed over the step, the friction depends on the
+//! velocity alone and `h D` is its exact Jacobian. It then acts on the
+//! points in contact at the step's start, whether or not they are at the
+//! iterate (else it would jump where a point crosses the contact offset); a
+//! point that reaches the body during a step feels friction from the next
+//! step on, and a point at rest on the body has the same `F_n` either way.
+//! On a moving surface (`v_c ≠ 0` at the point) `F_n` and `n` stay at the
+//! iterate and their position derivatives are dropped, as before: lagged
+//! there, the A-line skirt on the walking mannequin took 4-8x the kinetic
+//! energy while walking (not understood yet; BENCHMARKS.md, 2026-12-07).
 
 use nalgebra::{Matrix3, Vector3};
 
