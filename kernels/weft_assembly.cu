@@ -541,7 +541,7 @@ extern "C" __global__ void weft_assemble_anchors(
 // Adds one node's penalty contact and friction against col (offset = yarn
 // radius + margin, m) to its residual entries o..o+2 and its diagonal block
 // dblock; returns nothing when there is no contact. The node was at xs at
-// the step's start (friction's lagged normal force).
+// the step's start (friction's lagged normal force on a still collider).
 WEFT_HD void add_node_contact(const Collider& col, V3 x, V3 xs, V3 xd, double offset, size_t o,
                               size_t dblock, double h, double* residual, double* values,
                               int with_matrix, double* en) {

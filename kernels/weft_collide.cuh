@@ -88,12 +88,11 @@ WEFT_HD double collider_distance(const Collider& c, V3 x, V3& n) {
 // the node was at xs at the step's start, which friction uses where the
 // collider is at rest at x (vc zero; else x itself). Returns 0 when the node
 // is outside the offset both at x and at that start. Otherwise: energy
-// 1/2 k g^2 (J),
-// grad = -k g n (N, add to dV/dx), hess = k n n^T (N/m, Gauss-Newton,
-// curvature dropped), all zero when only the start is inside; fric =
-// friction force (N) with the normal force k max(0, offset - phi(start))
-// and the normal there (the lagged normal force of penalty.rs), damp = -d fric / d xd
-// (N s/m, symmetric PSD), slip = tangential velocity.
+// 1/2 k g^2 (J), grad = -k g n (N, add to dV/dx), hess = k n n^T (N/m,
+// Gauss-Newton, curvature dropped), all zero when only the start is inside;
+// fric = friction force (N) with the normal force k max(0, offset -
+// phi(start)) and the normal there (the lagged normal force of penalty.rs),
+// damp = -d fric / d xd (N s/m, symmetric PSD), slip = tangential velocity.
 WEFT_HD int node_contact(const Collider& c, V3 x, V3 xs, V3 xd, double offset,
                          double* energy, double* grad, double* hess, double* fric, double* damp,
                          double* slip) {

@@ -268,8 +268,8 @@ pub struct NodePlanes {
 /// with every collider at time `t`: against its tangent planes in `row`
 /// (collider index, plane) for the colliders that use them when `row` is
 /// given, else against the collider itself; `add` receives each contact.
-/// Friction takes its normal force at `x_start` (`collide::penalty`: the
-/// lagged normal force).
+/// On a still surface friction takes its normal force at `x_start`
+/// (`collide::penalty`: the lagged normal force).
 #[allow(clippy::too_many_arguments)]
 fn point_contacts(
     colliders: &[(Collider, f64)],

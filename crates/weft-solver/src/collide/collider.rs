@@ -336,8 +336,7 @@ impl Collider {
     /// `x_start` (m): where the collider is at rest at the node, friction
     /// with the normal force and normal at `x_start` against the collider at
     /// time `t`, `F_n = k max(0, offset - φ(x_start, t))`, acting whenever
-    /// that is
-    /// above zero ([`super::penalty`]: the lagged normal force; as
+    /// that is above zero ([`super::penalty`]: the lagged normal force; as
     /// [`Self::plane_contact_from`]).
     pub fn node_contact_from(
         &self,
