@@ -283,7 +283,7 @@ impl Collider {
     /// at the node) the friction's normal force is the plane's penalty force
     /// at `x_start`, `F_n = k max(0, offset - φ(x_start))`, and it
     /// acts whenever that is above zero, whether or not the node is inside
-    /// the offset at `x` ([`super::penalty`]: the lagged normal force). With
+    /// the offset at `x` ([`mod@super::penalty`]: the lagged normal force). With
     /// the plane fixed over the step the friction is then a smooth function
     /// of the velocity alone and its damping matrix is its exact Jacobian.
     /// `None` when the node is outside the offset both at `x` and at
@@ -336,7 +336,7 @@ impl Collider {
     /// `x_start` (m): where the collider is at rest at the node, friction
     /// with the normal force and normal at `x_start` against the collider at
     /// time `t`, `F_n = k max(0, offset - φ(x_start, t))`, acting whenever
-    /// that is above zero ([`super::penalty`]: the lagged normal force; as
+    /// that is above zero ([`mod@super::penalty`]: the lagged normal force; as
     /// [`Self::plane_contact_from`]).
     pub fn node_contact_from(
         &self,
@@ -404,7 +404,7 @@ impl Collider {
     }
 }
 
-/// Where friction takes its normal force within a step ([`super::penalty`]:
+/// Where friction takes its normal force within a step ([`mod@super::penalty`]:
 /// the lagged normal force): the step's start `x_start` where the
 /// collider's surface is at rest at the node (`v_c` zero), else the iterate
 /// `x` itself.
