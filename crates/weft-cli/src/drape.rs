@@ -312,9 +312,10 @@ pub fn drape(args: &DrapeArgs) -> Result<DrapeSummary> {
 
 fn print_summary(s: &DrapeSummary, out: &Path) {
     eprintln!(
-        "  {:>5} {:>9} {:>7} {:>6} {:>8} {:>9} {:>10} {:>8} {:>9} {:>9} {:>7} {:>7} {:>7}",
+        "  {:>5} {:>9} {:>7} {:>7} {:>6} {:>8} {:>9} {:>10} {:>8} {:>9} {:>9} {:>7} {:>7} {:>7}",
         "level",
         "spacing",
+        "slid mm",
         "nodes",
         "steps",
         "wall s",
@@ -329,9 +330,14 @@ fn print_summary(s: &DrapeSummary, out: &Path) {
     );
     for l in &s.levels {
         eprintln!(
-            "  {:>5} {:>6.1} mm {:>7} {:>6} {:>8.1} {:>9.1e} {:>10.3} {:>8} {:>9.3} {:>9.2} {:>7} {:>7.0} {:>7.2}",
+            "  {:>5} {:>6.1} mm {:>7} {:>7} {:>6} {:>8.1} {:>9.1e} {:>10.3} {:>8} {:>9.3} {:>9.2} {:>7} {:>7.0} {:>7.2}",
             l.level,
             l.spacing_m * 1e3,
+            if l.sliding {
+                format!("{:.2}", l.max_slide_m * 1e3)
+            } else {
+                "off".into()
+            },
             l.nodes,
             l.steps,
             l.wall_time_s,

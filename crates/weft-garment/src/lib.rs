@@ -55,7 +55,10 @@
 //! yarn segments that pass through the garment's own fabric
 //! ([`layers::layer_crossings`]). Yarn sliding (free `u, v`, friction, parallel contact)
 //! is available per level with [`DrapeOptions::sliding_below_mm`] and off by
-//! default. Body contact (penalty and Coulomb friction) acts on the nodes
+//! default; a refined level that slides is first relaxed at the same
+//! spacing without sliding, then slides from that state copied as it is
+//! ([`drape_levels`]), and each level reports how far its yarns
+//! slid ([`LevelReport::max_slide_m`]). Body contact (penalty and Coulomb friction) acts on the nodes
 //! and, with [`DrapeOptions::segment_contact`] (default on), on the
 //! midpoint of every yarn segment or triangle edge while draping (`weft_solver::assembly::ContactModel::segments`:
 //! a straight segment of length `s` on a body of curvature radius `ρ`
@@ -93,8 +96,9 @@ pub use options::{
     Body, DEFAULT_ATTACH_LABELS, DrapeModel, DrapeOptions, RelaxOptions, level_spacings,
 };
 pub use pipeline::{
-    AnimationReport, Drape, DrapeSummary, LevelReport, PanelWeave, ResidualSite, SlidPart,
-    StitchGap, drape, drape_to_dir, layer_self_collision, max_gap, penetrations, seam_ties,
+    AnimationReport, Drape, DrapeLevel, DrapeSummary, LevelReport, PanelWeave, ResidualSite,
+    SlidPart, StitchGap, drape, drape_levels, drape_to_dir, layer_self_collision, max_gap,
+    max_slide, penetrations, seam_ties,
 };
 pub use progress::{Phase, Progress};
 pub use weft_core::{FabricPreset, FabricProperties};

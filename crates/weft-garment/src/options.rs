@@ -210,7 +210,9 @@ pub struct DrapeOptions {
     pub shell_self_collision: bool,
     /// Yarn sliding (free `u, v` at crossings, Coulomb friction, parallel
     /// contact; [`weft_core::preset`]) at levels with a spacing at or below this
-    /// (mm). Default 0 (off: see the crate docs for its state).
+    /// (mm). A refined level that slides is relaxed first without sliding
+    /// ([`crate::pipeline::drape_levels`] says why), so it appears twice in
+    /// the reports. Default 0 (off: see the crate docs for its state).
     pub sliding_below_mm: f64,
     /// Segment contact: the midpoint of every edge, the yarn segments or
     /// the membrane triangles' edges, is kept out of the body as the nodes

@@ -48,6 +48,68 @@ pub const UPPER_PART_REACH: f64 = 0.15;
 /// Gravitational acceleration (m/s², Y up).
 pub const GRAVITY: f64 = 9.81;
 
+/// One level of a yarn drape: its spacing and whether its yarns slide.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DrapeLevel {
+    /// Yarn spacing (m).
+    pub spacing: f64,
+    /// Free arc-length coordinates at the crossings, with friction and
+    /// parallel-yarn contact ([`DrapeOptions::sliding_below_mm`]).
+    pub sliding: bool,
+}
+
+/// The levels of a drape, coarsest first: one per [`level_spacings`] entry,
+/// sliding at [`DrapeOptions::sliding_below_mm`] and finer (never in the
+/// `shell` model, which has no arc-length coordinates). A refined level
+/// that slides is preceded by the same spacing without sliding: the state
+/// carried from the coarser level is a fit, not a static state, and near a
+/// panel's edge its strains along a yarn can differ by tens of percent
+/// between neighbouring segments. With the arc-length coordinates fixed
+/// the positions relax that away; with them free the crossings race along
+/// the yarns to even the tension out (metres per second), and a crossing
+/// next to a short end segment runs into the yarn's end (the A-line skirt
+/// 40 → 20 mm with sliding at 20 mm: the step fell below `dt_min` 0.2 ms
+/// into the level, both with and without the edge crossings held). The
+/// sliding level then starts from the relaxed state as it is
+/// ([`crate::transfer::carry_state`] copies between equal weaves).
+pub fn drape_levels(opts: &DrapeOptions) -> Vec<DrapeLevel> {
+    let slides = |s: f64| {
+        opts.model != crate::DrapeModel::Shell && s * 1e3 <= opts.sliding_below_mm * (1.0 + 1e-9)
+    };
+    let mut levels = Vec::new();
+    for (k, s) in level_spacings(opts.spacing_mm, opts.coarse_spacing_mm)
+        .into_iter()
+        .enumerate()
+    {
+        if k > 0 && slides(s) {
+            levels.push(DrapeLevel {
+                spacing: s,
+                sliding: false,
+            });
+        }
+        levels.push(DrapeLevel {
+            spacing: s,
+            sliding: slides(s),
+        });
+    }
+    levels
+}
+
+/// The largest distance (m) a free arc-length coordinate of `q` (5 per
+/// node) lies from the fabric's rest coordinate: how far a yarn slid
+/// through a crossing. 0 when none is free.
+pub fn max_slide(fabric: &weft_core::Fabric, q: &[f64]) -> f64 {
+    let rest = &fabric.initial;
+    (0..fabric.node_count())
+        .flat_map(|i| {
+            [(3, rest.u[i]), (4, rest.v[i])]
+                .into_iter()
+                .filter(move |&(slot, _)| fabric.free[i][slot])
+                .map(move |(slot, r)| (q[5 * i + slot] - r).abs())
+        })
+        .fold(0.0, f64::max)
+}
+
 /// Halvings of the spacing allowed for a narrow panel
 /// (`weft_pattern::WeaveOptions::narrow_panel_halvings`): a panel down to
 /// 1/64 of the level's spacing wide still gets yarns.
@@ -84,6 +146,12 @@ pub struct LevelReport {
     pub attached_nodes: usize,
     /// Yarn sliding on.
     pub sliding: bool,
+    /// How far the yarns slid through their crossings over the level: the
+    /// largest `|u - ū|` or `|v - v̄|` at the end, against the weave's rest
+    /// coordinates (m; 0 without sliding). Absent from checkpoints written
+    /// before it existed.
+    #[serde(default)]
+    pub max_slide_m: f64,
     /// Self-collision on.
     pub self_collision: bool,
     /// Accepted time steps.
@@ -1246,7 +1314,7 @@ impl<'a> Run<'a> {
             Some(a) => a.rest().clone(),
             None => body_mesh(&body, &body_name)?,
         };
-        let spacings = level_spacings(opts.spacing_mm, opts.coarse_spacing_mm);
+        let levels = drape_levels(opts);
         let gravity = Vector3::new(0.0, -GRAVITY, 0.0);
         let mut prev: Option<(Garment, Vec<f64>, Vec<f64>)> = None;
         let mut last_crossings = Vec::new();
@@ -1276,7 +1344,14 @@ impl<'a> Run<'a> {
         let mut last_checkpoint = Instant::now();
         let mut last_collider = None;
         let mut animation_report = None;
-        for (level, &s) in spacings.iter().enumerate() {
+        for (
+            level,
+            &DrapeLevel {
+                spacing: s,
+                sliding,
+            },
+        ) in levels.iter().enumerate()
+        {
             if resume.as_ref().is_some_and(|cp| level < cp.level) {
                 continue;
             }
@@ -1286,8 +1361,6 @@ impl<'a> Run<'a> {
             let level_start = Instant::now();
             let mm = s * 1e3;
             let shell = opts.model == crate::DrapeModel::Shell;
-            // The shell model has no arc-length coordinates to slide.
-            let sliding = !shell && mm <= opts.sliding_below_mm * (1.0 + 1e-9);
             let self_collision = mm <= opts.self_collision_below_mm * (1.0 + 1e-9)
                 || (shell && opts.shell_self_collision);
             let garment = self.weave(&pattern, s, sliding)?;
@@ -1599,7 +1672,7 @@ impl<'a> Run<'a> {
             // The final level plays an animated body's frames; the level's
             // report then measures against its last pose.
             let mut collider = collider;
-            if level + 1 == spacings.len()
+            if level + 1 == levels.len()
                 && let Some(a) = animation.take()
             {
                 let (report, posed) = self.animate(
@@ -1663,6 +1736,7 @@ impl<'a> Run<'a> {
                 narrow_panels: narrow,
                 attached_nodes: if level == 0 { done.attached_nodes } else { 0 },
                 sliding,
+                max_slide_m: max_slide(&garment.fabric, &ls.sim.q),
                 self_collision,
                 steps: ls.steps,
                 rejected: ls.sim.rejections.values().sum(),
@@ -1689,7 +1763,7 @@ impl<'a> Run<'a> {
             };
             if !is_static {
                 let when = match &animation_report {
-                    Some(_) if level + 1 == spacings.len() => format!(
+                    Some(_) if level + 1 == levels.len() => format!(
                         "{:.2} s after the animation's last frame",
                         opts.animation_settle_s
                     ),
@@ -1728,7 +1802,7 @@ impl<'a> Run<'a> {
             body_name,
             done,
             last_crossings,
-            spacing: *spacings.last().expect("a level"),
+            spacing: levels.last().expect("a level").spacing,
             earlier_wall,
             animation: animation_report,
             model: opts.model,
@@ -1818,6 +1892,7 @@ impl<'a> Run<'a> {
                 .count(),
             attached_nodes: 0,
             sliding: false,
+            max_slide_m: 0.0,
             self_collision: opts.shell_self_collision,
             steps: run.steps,
             rejected: 0,
@@ -2038,6 +2113,42 @@ struct Finished<'p> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A refined level that slides is relaxed first at the same spacing
+    /// without sliding; the coarsest level slides from its sewing; the
+    /// shell model never slides.
+    #[test]
+    fn a_refined_sliding_level_is_relaxed_without_sliding_first() {
+        let levels = |spacing_mm, coarse_spacing_mm, sliding_below_mm, model| {
+            drape_levels(&DrapeOptions {
+                spacing_mm,
+                coarse_spacing_mm,
+                sliding_below_mm,
+                model,
+                ..DrapeOptions::default()
+            })
+            .iter()
+            .map(|l| ((l.spacing * 1e3).round() as u32, l.sliding))
+            .collect::<Vec<_>>()
+        };
+        use crate::DrapeModel::{Shell, Yarn};
+        assert_eq!(
+            levels(5.0, 20.0, 10.0, Yarn),
+            vec![(20, false), (10, false), (10, true), (5, false), (5, true)]
+        );
+        assert_eq!(
+            levels(5.0, 10.0, 10.0, Yarn),
+            vec![(10, true), (5, false), (5, true)]
+        );
+        assert_eq!(
+            levels(5.0, 20.0, 0.0, Yarn),
+            vec![(20, false), (10, false), (5, false)]
+        );
+        assert_eq!(
+            levels(5.0, 20.0, 10.0, Shell),
+            vec![(20, false), (10, false), (5, false)]
+        );
+    }
 
     #[test]
     fn an_open_seam_is_reported_with_the_body_between_its_sides() {

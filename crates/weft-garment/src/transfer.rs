@@ -187,8 +187,28 @@ pub fn carry_fields(
 /// coordinate is free (a yarn end keeps its rest value, with zero rate). A
 /// yarn whose carried coordinates would not increase strictly along it
 /// keeps its rest coordinates.
+///
+/// Between two weaves of the same nodes (the same pattern at the same
+/// spacing, sliding or not: `crate::pipeline::drape_levels`) the state is
+/// copied as it is, positions and velocities exactly, the arc-length
+/// coordinates as above.
 pub fn carry_state(coarse: &Garment, q: &[f64], v: &[f64], fine: &Garment) -> (Vec<f64>, Vec<f64>) {
     let rest = &coarse.fabric.initial;
+    if coarse.local == fine.local
+        && fine.fabric.initial.u == rest.u
+        && fine.fabric.initial.v == rest.v
+    {
+        let (mut qn, mut vn) = (q.to_vec(), v.to_vec());
+        for (i, free) in fine.fabric.free.iter().enumerate() {
+            for slot in [3, 4] {
+                if !free[slot] {
+                    qn[5 * i + slot] = if slot == 3 { rest.u[i] } else { rest.v[i] };
+                    vn[5 * i + slot] = 0.0;
+                }
+            }
+        }
+        return (qn, vn);
+    }
     let fields: Vec<[f64; FIELDS]> = (0..coarse.local.len())
         .map(|i| {
             let o = 5 * i;

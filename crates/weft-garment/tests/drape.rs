@@ -122,6 +122,45 @@ fn level_transfer_on_the_skirt_weaves() {
     assert!(worst_turn < 2.0 * 0.02 / r, "kink of {worst_turn} rad");
 }
 
+/// Between two weaves of the same nodes (a sliding level after its
+/// non-sliding relaxation, `weft_garment::drape_levels`) the state is
+/// copied exactly, not fitted: the fit would move the edge nodes, which the
+/// sliding crossings then chase along their yarns. Free coordinates keep
+/// their values; fixed ones are set to the rest values, with zero rate.
+#[test]
+fn equal_weaves_carry_the_state_as_it_is() {
+    let pattern = Pattern::from_file(skirt()).unwrap();
+    let weave = |sliding: bool| {
+        let mut o = WeaveOptions::new(0.04);
+        o.sliding = sliding;
+        o.narrow_panel_halvings = 6;
+        weave_garment(&pattern, &o).unwrap()
+    };
+    let (fixed, sliding) = (weave(false), weave(true));
+    let (mut q, mut v) = state_of(&fixed);
+    for (k, (a, b)) in q.iter_mut().zip(v.iter_mut()).enumerate() {
+        if k % 5 < 3 {
+            *a += 0.01 * (k as f64 * 0.37).sin();
+            *b = 0.1 * (k as f64 * 0.11).cos();
+        }
+    }
+    let (qs, vs) = carry_state(&fixed, &q, &v, &sliding);
+    assert_eq!(qs, q, "positions and rest coordinates copied exactly");
+    assert_eq!(vs, v);
+    // Back from a state whose crossings slid: fixed coordinates return to
+    // rest.
+    let mut slid = qs.clone();
+    let free: Vec<usize> = (0..sliding.fabric.node_count())
+        .filter(|&i| sliding.fabric.free[i][3])
+        .collect();
+    assert!(free.len() > 100, "{} sliding crossings", free.len());
+    for &i in &free {
+        slid[5 * i + 3] += 1e-3;
+    }
+    let (qb, _) = carry_state(&sliding, &slid, &vs, &fixed);
+    assert_eq!(qb, q);
+}
+
 /// A waistband 3.5 cm tall (between grid lines of a 40 mm weave, so no weft
 /// yarn crosses it) is woven finer, with the material scaled to its
 /// strips, instead of being refused.
@@ -317,6 +356,59 @@ fn two_level_skirt_drape() {
     let site = l1.residual_at.as_ref().unwrap();
     let x = d.state.x[site.node];
     assert_eq!([x[0], x[1], x[2]], site.position_m);
+}
+
+/// Yarn sliding on a refined level: the skirt 60 -> 30 mm with sliding at
+/// 30 mm runs the 30 mm weave twice, without and then with sliding (its
+/// crossings free to slide, with friction and parallel-yarn contact), and
+/// the sliding level keeps the seams closed, the fabric out of the body
+/// and out of itself, with its yarns slid by less than a spacing. Before
+/// the non-sliding relaxation the same drape stopped 0.08 ms into the
+/// refined level (time step below `dt_min`: crossings carried by the fit
+/// ran into their yarns' ends).
+#[test]
+fn a_refined_level_slides() {
+    let opts = DrapeOptions {
+        spacing_mm: 30.0,
+        coarse_spacing_mm: 60.0,
+        sliding_below_mm: 30.0,
+        sew_duration: 0.4,
+        relax: RelaxOptions {
+            min_time: 0.1,
+            max_time: 0.3,
+            ..RelaxOptions::default()
+        },
+        formats: vec!["obj".into()],
+        ..DrapeOptions::default()
+    };
+    let d = drape(&skirt(), &opts, &mut ()).unwrap();
+    let s = &d.summary;
+    eprintln!("{}", serde_json::to_string_pretty(&s.levels).unwrap());
+    let slides: Vec<bool> = s.levels.iter().map(|l| l.sliding).collect();
+    assert_eq!(slides, vec![false, false, true]);
+    assert_eq!(s.levels[1].nodes, s.levels[2].nodes);
+    assert!(s.finite);
+    for l in &s.levels[..2] {
+        assert_eq!(l.max_slide_m, 0.0);
+    }
+    let l = &s.levels[2];
+    assert!(
+        l.max_slide_m > 1e-4 && l.max_slide_m < l.spacing_m,
+        "slid {} m",
+        l.max_slide_m
+    );
+    assert!(
+        l.max_seam_gap_m <= l.spacing_m,
+        "seam gap {}",
+        l.max_seam_gap_m
+    );
+    assert!(
+        l.max_segment_penetration_m <= 1e-3,
+        "{} m inside the body",
+        l.max_segment_penetration_m
+    );
+    assert_eq!(l.layer_crossings, 0);
+    assert!(!s.slid_off, "top drop {}", s.top_drop_m);
 }
 
 /// The shipped skirt woven at 40 mm (no sliding) and its seam ties.
