@@ -16,6 +16,14 @@ pub struct Friction {
     pub mu: f64,
     /// Anchor spring stiffness `k_f` (N/m), ≥ 0; 0 disables the anchors.
     pub anchor_stiffness: f64,
+    /// Spacing `d` of the fabric's real threads (m), ≥ 0, where a model
+    /// yarn stands for a band of them (a garment woven coarser than its
+    /// threads): a model crossing whose yarns lie `ℓ_warp`, `ℓ_weft` apart
+    /// stands for `(ℓ_warp / d)(ℓ_weft / d)` real crossings, and its Coulomb
+    /// limit is theirs together
+    /// (`weft_potentials::friction::band_crossing_normal_force`). 0: every
+    /// model yarn is one real yarn (scenes' default).
+    pub thread_spacing: f64,
 }
 
 /// Strain-rate damping coefficients `k_d` per deformation mode, in the units
@@ -137,6 +145,7 @@ impl Material {
             friction: Friction {
                 mu: 0.3,
                 anchor_stiffness: 100.0,
+                thread_spacing: 0.0,
             },
             damping: Damping::StrainRate(ModeCoefficients {
                 stretch: 3e-7,
@@ -178,6 +187,7 @@ impl Material {
             friction: Friction {
                 mu: 0.0,
                 anchor_stiffness: 0.0,
+                thread_spacing: 0.0,
             },
             damping: Damping::None,
         }
@@ -190,7 +200,7 @@ impl Material {
     /// parallel-contact stiffnesses, the linear density (through `density`,
     /// the radius is kept) and the strain-rate damping coefficients `k_d`
     /// are multiplied by `factor`; μ, the friction anchor stiffness (a
-    /// stiffness per crossing, N/m), the radius, the β form of strain-rate
+    /// stiffness per crossing, N/m), the thread spacing, the radius, the β form of strain-rate
     /// damping and Rayleigh's α, β are kept. The
     /// name gets the suffix `@{factor}` unless `factor` is 1.
     ///
@@ -222,6 +232,7 @@ impl Material {
             friction: Friction {
                 mu: self.friction.mu,
                 anchor_stiffness: self.friction.anchor_stiffness,
+                thread_spacing: self.friction.thread_spacing,
             },
             damping,
         }
@@ -272,6 +283,7 @@ impl Material {
             ("contact_stiffness", self.contact_stiffness),
             ("friction.mu", self.friction.mu),
             ("friction.anchor_stiffness", self.friction.anchor_stiffness),
+            ("friction.thread_spacing", self.friction.thread_spacing),
         ];
         match &self.damping {
             Damping::None => {}

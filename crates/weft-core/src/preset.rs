@@ -35,7 +35,10 @@
 //! stretch and 20 ms in bending and shear.
 //!
 //! Sliding (the yarn-level mechanics, used at fine spacings): yarn-on-yarn
-//! Coulomb friction `μ` from the preset; the parallel-yarn contact
+//! Coulomb friction `μ` from the preset, its limit summed over the real
+//! crossings a model crossing stands for (the preset's thread spacing,
+//! [`FabricPreset::thread_spacing`];
+//! `weft_potentials::friction::band_crossing_normal_force`); the parallel-yarn contact
 //! stiffness `k_c = k_s` (side-by-side yarns resist being pushed together as
 //! stiffly as the yarn resists stretch) and the sticking stiffness of a
 //! crossing `k_f = k_s / s = E_w` (a crossing sticks as stiffly as one rest
@@ -95,9 +98,10 @@ pub const KES_TENSILE_LOAD: f64 = 500.0 * 1e-3 * STANDARD_GRAVITY / 1e-2;
 
 impl KesMeasurement {
     /// The per-width and per-area SI values (module docs' table), with the
-    /// yarn `radius` (m) and friction coefficient `friction` that KES-F
-    /// does not measure. The tensile stiffness is the secant at EM.
-    pub fn to_si(&self, radius: f64, friction: f64) -> FabricProperties {
+    /// yarn `radius` (m), friction coefficient `friction` and
+    /// `thread_spacing` (m) that KES-F does not measure. The tensile
+    /// stiffness is the secant at EM.
+    pub fn to_si(&self, radius: f64, friction: f64, thread_spacing: f64) -> FabricProperties {
         let gf = 1e-3 * STANDARD_GRAVITY;
         FabricProperties {
             areal_density: self.weight * 1e-6 / 1e-4,
@@ -106,6 +110,7 @@ impl KesMeasurement {
             shear: self.shear * gf / 1e-2 * (180.0 / std::f64::consts::PI),
             radius,
             friction,
+            thread_spacing,
         }
     }
 }
@@ -125,6 +130,11 @@ pub struct FabricProperties {
     pub radius: f64,
     /// Yarn-on-yarn Coulomb friction coefficient μ (sliding at crossings).
     pub friction: f64,
+    /// Mean spacing of the fabric's real threads (m; the inverse of the
+    /// mean of ends and picks per length): the friction of a model
+    /// crossing that stands for many real ones
+    /// ([`crate::material::Friction::thread_spacing`]).
+    pub thread_spacing: f64,
 }
 
 impl FabricProperties {
@@ -153,6 +163,7 @@ impl FabricProperties {
             friction: Friction {
                 mu: self.friction,
                 anchor_stiffness: if sliding { self.tensile } else { 0.0 },
+                thread_spacing: self.thread_spacing,
             },
             damping: Damping::StrainRate(ModeCoefficients {
                 stretch: BETA_STRETCH * k_s,
@@ -207,10 +218,28 @@ impl FabricPreset {
         )
     }
 
+    /// The mean spacing of the preset's real threads (m): the inverse of
+    /// the mean of ends and picks per inch of a typical construction of the
+    /// class as it is sold (cotton poplin shirting 133 × 72: 0.25 mm;
+    /// 10 oz denim 3/1 twill 64 × 40: 0.5 mm; silk habutae about 130 × 100:
+    /// 0.22 mm; worsted suiting about 70 × 60: 0.4 mm; polyester plain
+    /// dress fabric about 100 × 85: 0.28 mm). Constructions within a class
+    /// vary by tens of percent; the value sets how many real crossings a
+    /// model crossing stands for in friction (module docs).
+    pub fn thread_spacing(self) -> f64 {
+        match self {
+            Self::Cotton => 0.25e-3,
+            Self::Denim => 0.5e-3,
+            Self::Silk => 0.22e-3,
+            Self::Wool => 0.4e-3,
+            Self::Polyester => 0.28e-3,
+        }
+    }
+
     /// The preset's physical values ([`KesMeasurement::to_si`]).
     pub fn properties(self) -> FabricProperties {
         let (kes, radius, friction) = self.measurement();
-        kes.to_si(radius, friction)
+        kes.to_si(radius, friction, self.thread_spacing())
     }
 
     /// Bending length of the preset ([`FabricProperties::bending_length`], m).
@@ -249,8 +278,11 @@ mod tests {
     fn homogenisation_keeps_per_width_values_at_any_spacing() {
         for preset in FabricPreset::ALL {
             let p = preset.properties();
+            // Real threads 0.2-0.5 mm apart, kept at every spacing.
+            assert!((0.2e-3..=0.5e-3).contains(&p.thread_spacing));
             for s in [1e-3, 2e-3, 16e-3] {
                 let m = preset.material(s, false);
+                assert_eq!(m.friction.thread_spacing, p.thread_spacing);
                 approx::assert_relative_eq!(
                     m.stretch_stiffness / s,
                     p.tensile,
@@ -286,7 +318,7 @@ mod tests {
             bending: 1.0,
             shear: 1.0,
         }
-        .to_si(1e-4, 0.1);
+        .to_si(1e-4, 0.1, 0.0);
         // 1 mg/cm² = 10 g/m²; 500 gf/cm at 1 % strain; 1 gf·cm²/cm;
         // 1 gf/cm per degree.
         approx::assert_relative_eq!(unit.areal_density, 0.01, max_relative = 1e-12);

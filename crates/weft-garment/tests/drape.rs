@@ -362,10 +362,14 @@ fn two_level_skirt_drape() {
 /// 30 mm runs the 30 mm weave twice, without and then with sliding (its
 /// crossings free to slide, with friction and parallel-yarn contact), and
 /// the sliding level keeps the seams closed, the fabric out of the body
-/// and out of itself, with its yarns slid by less than a spacing. Before
-/// the non-sliding relaxation the same drape stopped 0.08 ms into the
-/// refined level (time step below `dt_min`: crossings carried by the fit
-/// ran into their yarns' ends).
+/// and out of itself. Its yarns slide, but by less than 1 mm: a model
+/// crossing stands for the 14,400 real crossings of cotton's 0.25 mm
+/// threads within it, and its friction is theirs together
+/// (`weft_potentials::friction::band_crossing_normal_force`; 0.25 mm when
+/// measured, against 14.8 mm with the model crossing's own estimate).
+/// Before the non-sliding relaxation the same drape stopped 0.08 ms into
+/// the refined level (time step below `dt_min`: crossings carried by the
+/// fit ran into their yarns' ends).
 #[test]
 fn a_refined_level_slides() {
     let opts = DrapeOptions {
@@ -393,7 +397,7 @@ fn a_refined_level_slides() {
     }
     let l = &s.levels[2];
     assert!(
-        l.max_slide_m > 1e-4 && l.max_slide_m < l.spacing_m,
+        l.max_slide_m > 1e-6 && l.max_slide_m < 1e-3,
         "slid {} m",
         l.max_slide_m
     );

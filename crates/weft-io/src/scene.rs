@@ -333,6 +333,7 @@ impl MaterialSpec {
             friction: Friction {
                 mu: self.friction.mu,
                 anchor_stiffness: self.friction.anchor_stiffness,
+                thread_spacing: self.friction.thread_spacing,
             },
             damping: self.damping.to_damping(),
         }
@@ -386,6 +387,7 @@ impl FabricSpec {
 /// |---|---|
 /// | `mu` | dimensionless, ≥ 0 |
 /// | `anchor_stiffness` | N/m, ≥ 0 (0 disables the anchors) |
+/// | `thread_spacing` (*added*, optional) | m, ≥ 0: the real threads' spacing where a model yarn stands for a band of them (`weft_core::Friction::thread_spacing`); default 0, every model yarn a real yarn |
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FrictionSpec {
@@ -393,6 +395,9 @@ pub struct FrictionSpec {
     pub mu: f64,
     /// Anchor stiffness `k_f` (N/m).
     pub anchor_stiffness: f64,
+    /// Thread spacing `d` (m), 0 by default.
+    #[serde(default)]
+    pub thread_spacing: f64,
 }
 
 /// Per-mode values (`stretch`, `bending`, `shear`, `contact`), each optional

@@ -6,7 +6,8 @@ use nalgebra::SVector;
 use proptest::prelude::*;
 use weft_potentials::elastic;
 use weft_potentials::friction::{
-    self, MIN_NORMAL_FORCE, YarnAtCrossing, crossing_normal_force, update_anchor, yarn_normal_pull,
+    self, MIN_NORMAL_FORCE, YarnAtCrossing, band_crossing_normal_force, crossing_normal_force,
+    update_anchor, yarn_normal_pull,
 };
 use weft_potentials::testing::{fd_gradient, fd_jacobian, rel_error};
 
@@ -119,4 +120,36 @@ fn crossing_normal_force_hand_computed() {
         segments: [1e-3, 1e-3],
     };
     assert!((yarn_normal_pull(&end, r) - 0.894_427_190_999_915_9).abs() < 1e-12);
+}
+
+/// A model crossing between bands of real yarns, hand computed: real
+/// threads 1 mm apart, `R = 0.25 mm`; the model warp stands for 5 real
+/// warps (the model wefts' segments are 5 mm) with `T = 20 N`, the model
+/// weft for 10 real wefts (the warps' segments 10 mm) with `T = 10 N`. One
+/// real crossing: warp 4 N, weft 1 N, both over 1 mm segments
+/// (`sin β = 1/√5`), `F_n = 5/√5 = √5 N`; the model crossing stands for 50
+/// of them: `50 √5 = 111.803398874989 N` (1e-9), 56 times the model
+/// crossing's own estimate (`1.99379 N`). Bands of 1 (or less) are the
+/// model crossing itself.
+#[test]
+fn band_crossing_normal_force_hand_computed() {
+    let r = 0.25e-3;
+    let warp = YarnAtCrossing::plain(20.0, 1.0, 10e-3);
+    let weft = YarnAtCrossing::plain(10.0, -1.0, 5e-3);
+    let f = band_crossing_normal_force(&warp, &weft, [5.0, 10.0], r, MIN_NORMAL_FORCE);
+    assert!((f - 50.0 * 5f64.sqrt()).abs() < 1e-9, "{f}");
+    let own = crossing_normal_force(&warp, &weft, r, MIN_NORMAL_FORCE);
+    let hand_own = 20.0 * 0.05 / 1.0025f64.sqrt() + 10.0 * 0.1 / 1.01f64.sqrt();
+    assert!((own - hand_own).abs() < 1e-12, "{own}");
+    assert!((f / own - 56.08).abs() < 0.01, "ratio {}", f / own);
+    for bands in [[1.0, 1.0], [0.5, 1.0], [0.0, 0.2]] {
+        assert_eq!(
+            band_crossing_normal_force(&warp, &weft, bands, r, MIN_NORMAL_FORCE),
+            own
+        );
+    }
+    // The floor applies per real crossing.
+    let slack = YarnAtCrossing::plain(0.0, 1.0, 10e-3);
+    let f = band_crossing_normal_force(&slack, &slack, [5.0, 10.0], r, 1e-3);
+    assert!((f - 50.0 * 1e-3).abs() < 1e-15);
 }

@@ -77,6 +77,8 @@ struct MaterialParams {
     k_c: f64,
     k_f: f64,
     mu: f64,
+    /// Real thread spacing (m; 0: model yarns are real yarns).
+    thread_spacing: f64,
     radius: f64,
     rho_l: f64,
     /// Strain-rate damping coefficients (zero unless the model is strain-rate).
@@ -561,6 +563,7 @@ impl Assembler {
                 k_c: m.contact_stiffness,
                 k_f: m.friction.anchor_stiffness,
                 mu: m.friction.mu,
+                thread_spacing: m.friction.thread_spacing,
                 radius: m.radius,
                 rho_l: m.linear_density(),
                 kd: m.strain_rate_coefficients(),
@@ -1373,21 +1376,25 @@ impl Assembler {
 
     /// Updates the friction anchors after an accepted step (DESIGN §2,
     /// stick/slip): the crossing's normal force is estimated from the
-    /// tensions `k_s ε` of the adjacent segments and the plain-weave crimp
-    /// ([`friction::crossing_normal_force`]); nodes off a crossing use the
-    /// floor force.
+    /// tensions `k_s ε` of the adjacent segments and the plain-weave crimp,
+    /// summed over the real crossings the model crossing stands for where
+    /// the material has a thread spacing
+    /// ([`friction::band_crossing_normal_force`], bands from the segments'
+    /// arc-length spacings); nodes off a crossing use the floor force.
     pub fn update_anchors(&self, q: &[f64], anchors: &mut [f64]) {
         let f = &self.fabric;
-        let tension = |node: usize, family: Family| -> (f64, f64) {
-            // Mean tension and mean chord of the node's segments on that yarn.
+        let tension = |node: usize, family: Family| -> (f64, f64, f64) {
+            // Mean tension, mean chord and mean arc-length spacing (the
+            // spacing of the other family's yarns) of the node's segments
+            // on that yarn.
             let Some(y) = f.node_yarns[node][family.index()] else {
-                return (0.0, 0.0);
+                return (0.0, 0.0, 0.0);
             };
             let yarn = &f.yarns[y];
             let i = self.yarn_index[node][family.index()] as usize;
             debug_assert_eq!(yarn.nodes[i], node, "node on yarn");
             let k_s = self.params[yarn.material].k_s;
-            let (mut t, mut l, mut c) = (0.0, 0.0, 0.0f64);
+            let (mut t, mut l, mut r, mut c) = (0.0, 0.0, 0.0, 0.0f64);
             for (a, b) in [(i.wrapping_sub(1), i), (i, i + 1)] {
                 if a < yarn.nodes.len() && b < yarn.nodes.len() {
                     let (na, nb) = (yarn.nodes[a], yarn.nodes[b]);
@@ -1399,10 +1406,11 @@ impl Assembler {
                     let du = q[B * nb + family.slot()] - q[B * na + family.slot()];
                     t += k_s * (dx.norm() / du - 1.0);
                     l += dx.norm();
+                    r += du;
                     c += 1.0;
                 }
             }
-            (t / c.max(1.0), l / c.max(1.0))
+            (t / c.max(1.0), l / c.max(1.0), r / c.max(1.0))
         };
         for (k, an) in f.elements.anchors.iter().enumerate() {
             let mp = &self.params[an.material];
@@ -1411,11 +1419,24 @@ impl Assembler {
             }
             let fn_ = if let [Some(_), Some(_)] = f.node_yarns[an.node] {
                 let side = f.crimp[an.node] as f64;
-                let (tw, lw) = tension(an.node, Family::Warp);
-                let (tf, lf) = tension(an.node, Family::Weft);
+                let (tw, lw, rw) = tension(an.node, Family::Warp);
+                let (tf, lf, rf) = tension(an.node, Family::Weft);
                 let warp = friction::YarnAtCrossing::plain(tw, side, lw.max(1e-12));
                 let weft = friction::YarnAtCrossing::plain(tf, -side, lf.max(1e-12));
-                friction::crossing_normal_force(&warp, &weft, mp.radius, NORMAL_FORCE_FLOOR)
+                // Real yarns per model yarn: the model warps lie `rf` apart
+                // (the weft's arc-length spacing), the wefts `rw`.
+                let bands = if mp.thread_spacing > 0.0 {
+                    [rf / mp.thread_spacing, rw / mp.thread_spacing]
+                } else {
+                    [1.0, 1.0]
+                };
+                friction::band_crossing_normal_force(
+                    &warp,
+                    &weft,
+                    bands,
+                    mp.radius,
+                    NORMAL_FORCE_FLOOR,
+                )
             } else {
                 NORMAL_FORCE_FLOOR
             };

@@ -45,6 +45,7 @@ pub fn full_material() -> Material {
         friction: Friction {
             mu: 0.3,
             anchor_stiffness: 100.0,
+            thread_spacing: 0.0,
         },
         damping: Damping::StrainRate(ModeCoefficients {
             stretch: 3e-4,
