@@ -161,6 +161,23 @@ fn equal_weaves_carry_the_state_as_it_is() {
     assert_eq!(qb, q);
 }
 
+/// The skirt drawn 60 -> 30 mm with short sewing and relaxation (the CI
+/// drapes of the skirt).
+fn skirt_60_to_30() -> DrapeOptions {
+    DrapeOptions {
+        spacing_mm: 30.0,
+        coarse_spacing_mm: 60.0,
+        sew_duration: 0.4,
+        relax: RelaxOptions {
+            min_time: 0.1,
+            max_time: 0.3,
+            ..RelaxOptions::default()
+        },
+        formats: vec!["obj".into()],
+        ..DrapeOptions::default()
+    }
+}
+
 /// A waistband 3.5 cm tall (between grid lines of a 40 mm weave, so no weft
 /// yarn crosses it) is woven finer, with the material scaled to its
 /// strips, instead of being refused.
@@ -282,18 +299,7 @@ fn coarse_self_collision_is_on_by_default_and_costs_little() {
 /// `lower_interface` label, with no option set).
 #[test]
 fn two_level_skirt_drape() {
-    let opts = DrapeOptions {
-        spacing_mm: 30.0,
-        coarse_spacing_mm: 60.0,
-        sew_duration: 0.4,
-        relax: RelaxOptions {
-            min_time: 0.1,
-            max_time: 0.3,
-            ..RelaxOptions::default()
-        },
-        formats: vec!["obj".into()],
-        ..DrapeOptions::default()
-    };
+    let opts = skirt_60_to_30();
     let mut notes = Notes::default();
     let d = drape(&skirt(), &opts, &mut notes).unwrap();
     let s = &d.summary;
@@ -373,17 +379,8 @@ fn two_level_skirt_drape() {
 #[test]
 fn a_refined_level_slides() {
     let opts = DrapeOptions {
-        spacing_mm: 30.0,
-        coarse_spacing_mm: 60.0,
         sliding_below_mm: 30.0,
-        sew_duration: 0.4,
-        relax: RelaxOptions {
-            min_time: 0.1,
-            max_time: 0.3,
-            ..RelaxOptions::default()
-        },
-        formats: vec!["obj".into()],
-        ..DrapeOptions::default()
+        ..skirt_60_to_30()
     };
     let d = drape(&skirt(), &opts, &mut ()).unwrap();
     let s = &d.summary;
